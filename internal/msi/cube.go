@@ -1,0 +1,60 @@
+// Package msi holds multispectral image cubes and reads and writes them as
+// Columbia-style PNG band stacks and as ENVI files.
+//
+// Every cube is on the working intensity scale [0, 255] (float64): 16-bit PNG
+// values are scaled by 255/65535 on reading, 8-bit values are taken as they
+// are, and written PNGs are clipped to [0, 255] and scaled by 65535/255.
+package msi
+
+import "fmt"
+
+// Cube is an H×W×B multispectral image on the [0, 255] scale.
+//
+// Data is band-sequential: voxel (y, x, b) is Data[(b*Height+y)*Width+x], so
+// every band is one contiguous row-major image.
+type Cube struct {
+	Height, Width, Bands int
+	Data                 []float64
+	// Wavelengths holds the centre wavelength of every band in nanometres,
+	// or is nil when they are not known.
+	Wavelengths []float64
+}
+
+// NewCube returns a zero cube of the given size. It panics if a dimension is
+// not positive.
+func NewCube(height, width, bands int) *Cube {
+	if height <= 0 || width <= 0 || bands <= 0 {
+		panic(fmt.Sprintf("msi: bad cube size %d×%d×%d", height, width, bands))
+	}
+	return &Cube{Height: height, Width: width, Bands: bands, Data: make([]float64, height*width*bands)}
+}
+
+// Band returns band b (0-based) as a row-major Height×Width slice that
+// aliases the cube's data.
+func (c *Cube) Band(b int) []float64 {
+	n := c.Height * c.Width
+	return c.Data[b*n : (b+1)*n : (b+1)*n]
+}
+
+// At returns voxel (y, x, b).
+func (c *Cube) At(y, x, b int) float64 { return c.Data[(b*c.Height+y)*c.Width+x] }
+
+// Set sets voxel (y, x, b) to v.
+func (c *Cube) Set(y, x, b int, v float64) { c.Data[(b*c.Height+y)*c.Width+x] = v }
+
+// SameSize reports whether c and o have the same height, width and band count.
+func (c *Cube) SameSize(o *Cube) bool {
+	return c.Height == o.Height && c.Width == o.Width && c.Bands == o.Bands
+}
+
+// Size formats the cube's size as "H×W×B".
+func (c *Cube) Size() string { return fmt.Sprintf("%d×%d×%d", c.Height, c.Width, c.Bands) }
+
+// Clone returns a deep copy of c.
+func (c *Cube) Clone() *Cube {
+	d := &Cube{Height: c.Height, Width: c.Width, Bands: c.Bands, Data: append([]float64(nil), c.Data...)}
+	if c.Wavelengths != nil {
+		d.Wavelengths = append([]float64(nil), c.Wavelengths...)
+	}
+	return d
+}
