@@ -1,0 +1,444 @@
+package msi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ENVI data types read by this package (the "data type" header field).
+const (
+	enviUint8   = 1
+	enviInt16   = 2
+	enviFloat32 = 4
+	enviFloat64 = 5
+	enviUint16  = 12
+)
+
+// enviBytes maps each supported data type to the size of one value.
+func enviBytes(dataType int) int {
+	switch dataType {
+	case enviUint8:
+		return 1
+	case enviInt16, enviUint16:
+		return 2
+	case enviFloat32:
+		return 4
+	case enviFloat64:
+		return 8
+	}
+	return 0
+}
+
+// enviHeader is what this package takes from an ENVI header.
+type enviHeader struct {
+	samples, lines, bands int // width, height, band count
+	dataType              int
+	interleave            string // "bsq", "bil" or "bip"
+	bigEndian             bool   // byte order = 1
+	headerOffset          int    // bytes to skip at the start of the data file
+	wavelengths           []float64
+}
+
+// maxHeaderBytes bounds the size of a file taken for an ENVI header.
+const maxHeaderBytes = 1 << 24
+
+// parseENVIHeader parses the text of an ENVI header: the magic line "ENVI",
+// then "key = value" lines, where a value starting with '{' runs to the
+// matching '}' across lines. Keys are case-insensitive and unknown keys are
+// ignored, as are blank lines and lines starting with ';'. samples, lines,
+// bands and data type are required; interleave defaults to bsq, byte order
+// and header offset to 0. Wavelengths are kept (in nanometres) when the
+// wavelength units are nanometres, micrometres or millimetres.
+func parseENVIHeader(text []byte) (*enviHeader, error) {
+	text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
+	lines := strings.Split(string(text), "\n")
+	if strings.TrimSpace(lines[0]) != "ENVI" {
+		return nil, errors.New(`not an ENVI header: the first line is not "ENVI"`)
+	}
+	fields := map[string]string{}
+	for i := 1; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if line == "" || line[0] == ';' {
+			continue
+		}
+		eq := strings.IndexByte(line, '=')
+		if eq < 0 {
+			return nil, fmt.Errorf("line %d: %q is not a key = value line", i+1, clip(line))
+		}
+		key := strings.ToLower(strings.Join(strings.Fields(line[:eq]), " "))
+		if key == "" {
+			return nil, fmt.Errorf("line %d: no key before '='", i+1)
+		}
+		value := strings.TrimSpace(line[eq+1:])
+		if strings.HasPrefix(value, "{") {
+			start := i
+			for !strings.Contains(value, "}") {
+				i++
+				if i == len(lines) {
+					return nil, fmt.Errorf("line %d: the { of %q is never closed", start+1, key)
+				}
+				value += "\n" + lines[i]
+			}
+			value = value[1:strings.IndexByte(value, '}')]
+		}
+		fields[key] = value
+	}
+
+	h := &enviHeader{interleave: "bsq"}
+	for _, f := range []struct {
+		key      string
+		dst      *int
+		min      int
+		required bool
+	}{
+		{"samples", &h.samples, 1, true},
+		{"lines", &h.lines, 1, true},
+		{"bands", &h.bands, 1, true},
+		{"data type", &h.dataType, 0, true},
+		{"header offset", &h.headerOffset, 0, false},
+	} {
+		v, ok := fields[f.key]
+		if !ok {
+			if f.required {
+				return nil, fmt.Errorf("no %q field", f.key)
+			}
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < f.min {
+			return nil, fmt.Errorf("%s = %q: want a whole number of at least %d", f.key, clip(v), f.min)
+		}
+		*f.dst = n
+	}
+	if enviBytes(h.dataType) == 0 {
+		return nil, fmt.Errorf("unsupported data type %d (supported: 1 uint8, 2 int16, 4 float32, 5 float64, 12 uint16)", h.dataType)
+	}
+	if v, ok := fields["interleave"]; ok {
+		h.interleave = strings.ToLower(strings.TrimSpace(v))
+		if h.interleave != "bsq" && h.interleave != "bil" && h.interleave != "bip" {
+			return nil, fmt.Errorf("unsupported interleave %q (want bsq, bil or bip)", clip(v))
+		}
+	}
+	if v, ok := fields["byte order"]; ok {
+		switch strings.TrimSpace(v) {
+		case "0":
+		case "1":
+			h.bigEndian = true
+		default:
+			return nil, fmt.Errorf("byte order = %q: want 0 or 1", clip(v))
+		}
+	}
+	if v, ok := fields["wavelength"]; ok {
+		parts := strings.Split(v, ",")
+		if len(parts) != h.bands {
+			return nil, fmt.Errorf("wavelength lists %d values for %d bands", len(parts), h.bands)
+		}
+		wl := make([]float64, len(parts))
+		for i, p := range parts {
+			x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+				return nil, fmt.Errorf("wavelength %d = %q is not a number", i, clip(p))
+			}
+			wl[i] = x
+		}
+		if scale := wavelengthScale(fields["wavelength units"]); scale > 0 {
+			for i := range wl {
+				wl[i] *= scale
+			}
+			h.wavelengths = wl
+		}
+	}
+	return h, nil
+}
+
+// wavelengthScale returns the factor that turns the given ENVI wavelength
+// units into nanometres, or 0 for units that are missing or not a length.
+func wavelengthScale(units string) float64 {
+	switch strings.ToLower(strings.TrimSpace(units)) {
+	case "nanometers", "nanometres", "nanometer", "nm":
+		return 1
+	case "micrometers", "micrometres", "micrometer", "microns", "micron", "um", "µm":
+		return 1e3
+	case "millimeters", "millimetres", "millimeter", "mm":
+		return 1e6
+	}
+	return 0
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	const n = 40
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// enviPaths returns the header and data file of the ENVI cube named by path
+// (either of the two). The data file of X.hdr is the first of X.img, X.raw,
+// X.dat and X that exists; the header of X.img is X.hdr or X.img.hdr.
+func enviPaths(path string) (hdr, data string, err error) {
+	ext := filepath.Ext(path)
+	stem := strings.TrimSuffix(path, ext)
+	var candidates []string
+	if strings.EqualFold(ext, ".hdr") {
+		hdr, candidates = path, []string{stem + ".img", stem + ".raw", stem + ".dat", stem}
+	} else {
+		data, candidates = path, []string{stem + ".hdr", path + ".hdr"}
+	}
+	for _, p := range candidates {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			if hdr == "" {
+				return p, data, nil
+			}
+			return hdr, p, nil
+		}
+	}
+	if hdr == "" {
+		return "", "", fmt.Errorf("%s: no ENVI header beside it (tried %s)", path, strings.Join(candidates, ", "))
+	}
+	return "", "", fmt.Errorf("%s: no ENVI data file beside it (tried %s)", path, strings.Join(candidates, ", "))
+}
+
+// readENVI reads the ENVI cube whose header or data file is path. The
+// values are taken as they are; NaN or infinite values are an error.
+func readENVI(path string) (*Cube, error) {
+	hdrPath, dataPath, err := enviPaths(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(hdrPath)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxHeaderBytes {
+		return nil, fmt.Errorf("%s: %d bytes is too large for an ENVI header", hdrPath, fi.Size())
+	}
+	text, err := os.ReadFile(hdrPath)
+	if err != nil {
+		return nil, err
+	}
+	h, err := parseENVIHeader(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", hdrPath, err)
+	}
+	size := enviBytes(h.dataType)
+	values, ok := mulInt(h.samples, h.lines, h.bands)
+	var want int
+	if ok {
+		want, ok = mulInt(values, size)
+	}
+	if !ok || want > math.MaxInt-h.headerOffset {
+		return nil, fmt.Errorf("%s: %d×%d×%d cube is too large", hdrPath, h.samples, h.lines, h.bands)
+	}
+	want += h.headerOffset
+	fi, err = os.Stat(dataPath)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() != int64(want) {
+		return nil, fmt.Errorf("%s: %d bytes, but %s describes %d (header offset %d + %d samples × %d lines × %d bands × %d bytes)",
+			dataPath, fi.Size(), filepath.Base(hdrPath), want, h.headerOffset, h.samples, h.lines, h.bands, size)
+	}
+	raw, err := os.ReadFile(dataPath)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) != want {
+		return nil, fmt.Errorf("%s: read %d bytes, want %d", dataPath, len(raw), want)
+	}
+	c := NewCube(h.lines, h.samples, h.bands)
+	if err := decodeENVI(c, raw[h.headerOffset:], h); err != nil {
+		return nil, fmt.Errorf("%s: %v", dataPath, err)
+	}
+	c.Wavelengths = h.wavelengths
+	return c, nil
+}
+
+// mulInt returns the product of xs and whether it fits in an int.
+func mulInt(xs ...int) (int, bool) {
+	p := 1
+	for _, x := range xs {
+		if x < 0 || x != 0 && p > math.MaxInt/x {
+			return 0, false
+		}
+		p *= x
+	}
+	return p, true
+}
+
+// decodeENVI fills c from raw, the data of an ENVI file laid out as h says.
+func decodeENVI(c *Cube, raw []byte, h *enviHeader) error {
+	var order binary.ByteOrder = binary.LittleEndian
+	if h.bigEndian {
+		order = binary.BigEndian
+	}
+	var value func(b []byte) float64
+	switch h.dataType {
+	case enviUint8:
+		value = func(b []byte) float64 { return float64(b[0]) }
+	case enviInt16:
+		value = func(b []byte) float64 { return float64(int16(order.Uint16(b))) }
+	case enviUint16:
+		value = func(b []byte) float64 { return float64(order.Uint16(b)) }
+	case enviFloat32:
+		value = func(b []byte) float64 { return float64(math.Float32frombits(order.Uint32(b))) }
+	case enviFloat64:
+		value = func(b []byte) float64 { return math.Float64frombits(order.Uint64(b)) }
+	}
+	size := enviBytes(h.dataType)
+	// Strides, in values, of band, line and sample in the file.
+	S, L, B := h.samples, h.lines, h.bands
+	var bandStride, lineStride, sampleStride int
+	switch h.interleave {
+	case "bsq":
+		bandStride, lineStride, sampleStride = L*S, S, 1
+	case "bil":
+		bandStride, lineStride, sampleStride = S, B*S, 1
+	case "bip":
+		bandStride, lineStride, sampleStride = 1, S*B, B
+	}
+	float := h.dataType == enviFloat32 || h.dataType == enviFloat64
+	for b := range B {
+		out := c.Band(b)
+		for y := range L {
+			row := out[y*S : (y+1)*S]
+			src := b*bandStride + y*lineStride
+			for x := range row {
+				off := (src + x*sampleStride) * size
+				v := value(raw[off : off+size])
+				if float && (math.IsNaN(v) || math.IsInf(v, 0)) {
+					return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0)", v, b, y, x)
+				}
+				row[x] = v
+			}
+		}
+	}
+	return nil
+}
+
+// WriteENVI writes c as an ENVI float32 cube: path with its .hdr or .img
+// extension (if any) replaced by .img for the data (band-sequential,
+// little-endian float32, no header offset) and by .hdr for the header
+// (with the wavelengths in nanometres when c has them). Values are stored as
+// they are, so the format is lossless for float32-representable values
+// outside [0, 255]; a value that is NaN or does not fit in a float32 is an
+// error.
+//
+// Both files are written under temporary names in the same folder and
+// renamed into place, the data first; on error the temporary files are
+// removed. An existing .hdr or .img is an error unless force is set.
+func WriteENVI(path string, c *Cube, force bool) error {
+	if err := checkCube(c); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	stem := path
+	if isENVIPath(path) {
+		stem = strings.TrimSuffix(path, filepath.Ext(path))
+	}
+	hdrPath, imgPath := stem+".hdr", stem+".img"
+	for _, p := range []string{hdrPath, imgPath} {
+		fi, ok, err := exists(p)
+		if err != nil {
+			return err
+		}
+		if ok && !force {
+			return fmt.Errorf("%s already exists (force replaces it)", p)
+		}
+		if ok && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s exists and is not a regular file: not replacing it", p)
+		}
+	}
+	imgTmp, err := writeTemp(imgPath, func(w *bufio.Writer) error { return encodeFloat32(w, c) })
+	if err != nil {
+		return err
+	}
+	hdrTmp, err := writeTemp(hdrPath, func(w *bufio.Writer) error {
+		_, err := w.WriteString(enviHeaderText(c))
+		return err
+	})
+	if err != nil {
+		os.Remove(imgTmp)
+		return err
+	}
+	if err := os.Rename(imgTmp, imgPath); err != nil {
+		os.Remove(imgTmp)
+		os.Remove(hdrTmp)
+		return err
+	}
+	if err := os.Rename(hdrTmp, hdrPath); err != nil {
+		os.Remove(hdrTmp)
+		return err
+	}
+	return nil
+}
+
+// writeTemp writes a temporary file beside path through fill and returns
+// its name; on error it removes the file and returns an error naming path.
+func writeTemp(path string, fill func(*bufio.Writer) error) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("%s: cannot create a temporary file beside it: %v", path, err)
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	err = fill(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	return f.Name(), nil
+}
+
+// encodeFloat32 writes the cube's values band-sequentially as little-endian
+// float32.
+func encodeFloat32(w *bufio.Writer, c *Cube) error {
+	var buf [4]byte
+	for i, v := range c.Data {
+		f := float32(v)
+		if math.IsNaN(v) || math.IsInf(float64(f), 0) {
+			b, p := i/(c.Height*c.Width), i%(c.Height*c.Width)
+			return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0) cannot be stored as float32", v, b, p/c.Width, p%c.Width)
+		}
+		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(f))
+		if _, err := w.Write(buf[:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enviHeaderText returns the header of c written as float32 BSQ.
+func enviHeaderText(c *Cube) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ENVI\ndescription = {multispectral cube, [0, 255] intensity scale}\n")
+	fmt.Fprintf(&b, "samples = %d\nlines = %d\nbands = %d\n", c.Width, c.Height, c.Bands)
+	fmt.Fprintf(&b, "header offset = 0\nfile type = ENVI Standard\ndata type = %d\ninterleave = bsq\nbyte order = 0\n", enviFloat32)
+	if c.Wavelengths != nil {
+		b.WriteString("wavelength units = Nanometers\nwavelength = {")
+		for i, wl := range c.Wavelengths {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.FormatFloat(wl, 'g', -1, 64))
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,114 @@
+package msi
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func FuzzParseENVIHeader(f *testing.F) {
+	f.Add([]byte("ENVI\nsamples = 3\nlines = 2\nbands = 2\ndata type = 4\ninterleave = bsq\nbyte order = 0\n"))
+	f.Add([]byte("ENVI\r\ndescription = {a\r\nb}\r\nSAMPLES = 640\r\nlines = 480\r\nbands = 3\r\ndata type = 12\r\n" +
+		"interleave = bip\r\nbyte order = 1\r\nheader offset = 128\r\nwavelength units = Micrometers\r\n" +
+		"wavelength = {\r\n0.45,\r\n0.55,\r\n0.65}\r\n"))
+	f.Add([]byte(enviHeaderText(&Cube{Height: 2, Width: 3, Bands: 2, Data: make([]float64, 12), Wavelengths: []float64{400, 410}})))
+	f.Add([]byte("ENVI\nsamples = 1\nlines = 1\nbands = 1\ndata type = 1\nwavelength = {\n"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		h, err := parseENVIHeader(text)
+		if err != nil {
+			return
+		}
+		if h.samples <= 0 || h.lines <= 0 || h.bands <= 0 || h.headerOffset < 0 {
+			t.Fatalf("accepted sizes %d×%d×%d, offset %d", h.samples, h.lines, h.bands, h.headerOffset)
+		}
+		if enviBytes(h.dataType) == 0 {
+			t.Fatalf("accepted data type %d", h.dataType)
+		}
+		if h.interleave != "bsq" && h.interleave != "bil" && h.interleave != "bip" {
+			t.Fatalf("accepted interleave %q", h.interleave)
+		}
+		if h.wavelengths != nil && len(h.wavelengths) != h.bands {
+			t.Fatalf("%d wavelengths for %d bands", len(h.wavelengths), h.bands)
+		}
+		for _, wl := range h.wavelengths {
+			if math.IsNaN(wl) || math.IsInf(wl, 0) {
+				t.Fatalf("accepted wavelength %v", wl)
+			}
+		}
+	})
+}
+
+// FuzzReadPNGStack reads fuzzed bytes as the one band of a stack. Reading
+// must not panic; when it succeeds the cube must match the slow At-based
+// decoding of the same bytes, and when it fails the error must name the
+// file and be justified: the bytes do not decode, are low-bit grayscale, or
+// hold a pixel whose red, green and blue differ.
+func FuzzReadPNGStack(f *testing.F) {
+	seeds := []image.Image{
+		image.NewGray(image.Rect(0, 0, 3, 2)),
+		image.NewGray16(image.Rect(0, 0, 2, 3)),
+		image.NewRGBA(image.Rect(0, 0, 2, 2)),
+		image.NewNRGBA(image.Rect(0, 0, 2, 2)),
+		image.NewRGBA64(image.Rect(0, 0, 1, 2)),
+		image.NewNRGBA64(image.Rect(0, 0, 2, 1)),
+		image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Gray{10}, color.Gray{200}, color.RGBA{1, 2, 3, 255}}),
+	}
+	seeds[0].(*image.Gray).Pix[1] = 77
+	seeds[1].(*image.Gray16).Pix[3] = 0x99
+	seeds[3].(*image.NRGBA).Pix[3] = 128
+	for _, img := range seeds {
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "f_01.png")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, scene, err := ReadPNGStack(dir)
+		ref, refErr := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q does not name %s", err, path)
+			}
+			if refErr != nil {
+				return
+			}
+			if data[25] == pngGray && data[24] < 8 {
+				return // low-bit grayscale is refused
+			}
+			r := ref.Bounds()
+			for y := r.Min.Y; y < r.Max.Y; y++ {
+				for x := r.Min.X; x < r.Max.X; x++ {
+					if _, gray := referenceLevel(ref, x, y); !gray {
+						return
+					}
+				}
+			}
+			t.Fatalf("refused a decodable gray image: %v", err)
+		}
+		if refErr != nil {
+			t.Fatalf("read bytes that image/png rejects (%v)", refErr)
+		}
+		r := ref.Bounds()
+		if scene != "f" || c.Bands != 1 || c.Width != r.Dx() || c.Height != r.Dy() || len(c.Data) != c.Width*c.Height {
+			t.Fatalf("scene %q, cube %s with %d values, image %v", scene, c.Size(), len(c.Data), r)
+		}
+		for i, v := range c.Data {
+			want, gray := referenceLevel(ref, r.Min.X+i%c.Width, r.Min.Y+i/c.Width)
+			if !gray || v != want || v < 0 || v > 255 {
+				t.Fatalf("pixel %d: got %v, reference %v (gray %v)", i, v, want, gray)
+			}
+		}
+	})
+}

@@ -1,0 +1,427 @@
+package msi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// caveBands is the band count of a CAVE scene, whose bands 01..31 are centred
+// on 400, 410, ..., 700 nm.
+const caveBands = 31
+
+// bandFile is one PNG of a band stack.
+type bandFile struct {
+	path   string
+	name   string
+	scene  string
+	digits string // the NN of <scene>_NN.png as written
+	number int
+}
+
+// ReadPNGStack reads a Columbia-style band stack: the PNGs named
+// <scene>_NN.png in dir (NN one or more digits), ordered by NN, one band
+// each. It returns the cube and the scene name (the common prefix before
+// _NN, e.g. "balloons_ms").
+//
+// All band files must share one scene prefix, and their numbers must run
+// without gaps or duplicates from 0 or 1 (x_1.png and x_01.png are the same
+// band, a duplicate). Other
+// entries are ignored: files of other names (such as CAVE's *_RGB.bmp and
+// Thumbs.db) and hidden files (names starting with '.', such as the ._*
+// copies macOS leaves in archives). When dir holds no band PNGs but exactly
+// one subfolder that does (the CAVE archive nests balloons_ms/balloons_ms),
+// that subfolder is read.
+//
+// Bands are 16-bit grayscale (scaled by 255/65535 to [0, 255]), 8-bit
+// grayscale (taken as they are) or 8- or 16-bit RGB, RGBA, gray+alpha or
+// paletted images whose red, green and blue are equal in every pixel (CAVE's
+// watercolors scene); alpha is ignored. Grayscale of fewer than 8 bits is
+// rejected. All bands must have the same size. When the stack has 31 bands
+// numbered 1..31 (CAVE), Wavelengths is set to 400, 410, ..., 700 nm;
+// otherwise it is nil.
+//
+// The bands are decoded in parallel by up to runtime.GOMAXPROCS(0)
+// goroutines. Every error names the folder or file at fault.
+func ReadPNGStack(dir string) (*Cube, string, error) {
+	files, err := findBands(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := decodeBands(files)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(files) == caveBands && files[0].number == 1 {
+		c.Wavelengths = make([]float64, caveBands)
+		for b := range c.Wavelengths {
+			c.Wavelengths[b] = float64(400 + 10*b)
+		}
+	}
+	return c, files[0].scene, nil
+}
+
+// parseBandName splits a file name of the form <scene>_NN.png (extension in
+// any case) into scene and NN.
+func parseBandName(name string) (scene, digits string, ok bool) {
+	const ext = ".png"
+	if len(name) <= len(ext) || !strings.EqualFold(name[len(name)-len(ext):], ext) {
+		return "", "", false
+	}
+	stem := name[:len(name)-len(ext)]
+	i := strings.LastIndexByte(stem, '_')
+	if i <= 0 || i == len(stem)-1 {
+		return "", "", false
+	}
+	for _, r := range stem[i+1:] {
+		if r < '0' || r > '9' {
+			return "", "", false
+		}
+	}
+	return stem[:i], stem[i+1:], true
+}
+
+// listBands returns the band PNGs directly inside dir (unsorted, unchecked)
+// and the names of its visible subfolders.
+func listBands(dir string) (bands []bandFile, subdirs []string, empty bool, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		isDir := e.IsDir()
+		if e.Type()&os.ModeSymlink != 0 {
+			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+				isDir = true
+			}
+		}
+		if isDir {
+			subdirs = append(subdirs, name)
+			continue
+		}
+		if scene, digits, ok := parseBandName(name); ok {
+			bands = append(bands, bandFile{path: path, name: name, scene: scene, digits: digits})
+		}
+	}
+	return bands, subdirs, len(entries) == 0, nil
+}
+
+// findBands lists and checks the band files of the stack at dir: one scene
+// name, numbers consecutive from 0 or 1. The result is sorted by number.
+func findBands(dir string) ([]bandFile, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such folder", dir)
+		}
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder (a band stack is a folder of <scene>_NN.png files)", dir)
+	}
+	bands, subdirs, empty, err := listBands(dir)
+	if err != nil {
+		return nil, err
+	}
+	if empty {
+		return nil, fmt.Errorf("%s: empty folder, want band files named <scene>_NN.png", dir)
+	}
+	if len(bands) == 0 {
+		var nested []string
+		for _, sub := range subdirs {
+			sb, _, _, err := listBands(filepath.Join(dir, sub))
+			if err == nil && len(sb) > 0 {
+				nested = append(nested, sub)
+				bands = sb
+			}
+		}
+		switch len(nested) {
+		case 0:
+			return nil, fmt.Errorf("%s: no band files named <scene>_NN.png", dir)
+		case 1:
+			dir = filepath.Join(dir, nested[0])
+		default:
+			return nil, fmt.Errorf("%s: no band files of its own and %d subfolders with band files (%s): give one of them",
+				dir, len(nested), strings.Join(nested, ", "))
+		}
+	}
+	for i := range bands {
+		if bands[i].scene != bands[0].scene {
+			return nil, fmt.Errorf("%s: band files of different scenes: %s and %s", dir, bands[0].name, bands[i].name)
+		}
+		n, err := strconv.Atoi(bands[i].digits)
+		if err != nil || n > 1<<20 {
+			return nil, fmt.Errorf("%s: band number %s is too large", bands[i].path, bands[i].digits)
+		}
+		bands[i].number = n
+	}
+	slices.SortFunc(bands, func(a, b bandFile) int {
+		if a.number != b.number {
+			return a.number - b.number
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	want := min(bands[0].number, 1)
+	for i, b := range bands {
+		if i > 0 && b.number == bands[i-1].number {
+			return nil, fmt.Errorf("%s: duplicate band %d: %s and %s", dir, b.number, bands[i-1].name, b.name)
+		}
+		if b.number != want {
+			return nil, fmt.Errorf("%s: band %0*d missing (no %s_%0*d.png)", dir, len(b.digits), want, b.scene, len(b.digits), want)
+		}
+		want++
+	}
+	return bands, nil
+}
+
+// pngHeader is the part of a PNG's IHDR chunk that the reader checks
+// before decoding.
+type pngHeader struct {
+	width, height int
+	bitDepth      int
+	colorType     int
+}
+
+// PNG colour types (PNG specification, table 11.1).
+const (
+	pngGray      = 0
+	pngRGB       = 2
+	pngGrayAlpha = 4
+	pngRGBA      = 6
+)
+
+// maxDeflateRatio bounds how many bytes deflate can expand one compressed
+// byte into (a 258-byte match coded in 2 bits), so a PNG that declares more
+// pixel data than 1032 times its own size cannot be valid.
+const maxDeflateRatio = 1032
+
+// readPNGHeader parses the signature and IHDR chunk at the start of data and
+// rejects what the reader does not support or what data cannot hold.
+func readPNGHeader(data []byte) (pngHeader, error) {
+	const signature = "\x89PNG\r\n\x1a\n"
+	if len(data) < 8 || string(data[:8]) != signature {
+		return pngHeader{}, errors.New("not a PNG file")
+	}
+	if len(data) < 8+8+13 || string(data[12:16]) != "IHDR" || binary.BigEndian.Uint32(data[8:12]) != 13 {
+		return pngHeader{}, errors.New("truncated or corrupt PNG: no IHDR chunk")
+	}
+	w := binary.BigEndian.Uint32(data[16:20])
+	h := binary.BigEndian.Uint32(data[20:24])
+	hd := pngHeader{width: int(w), height: int(h), bitDepth: int(data[24]), colorType: int(data[25])}
+	if w == 0 || h == 0 || w > 1<<31-1 || h > 1<<31-1 {
+		return pngHeader{}, fmt.Errorf("corrupt PNG: bad size %d×%d", w, h)
+	}
+	if hd.colorType == pngGray && hd.bitDepth < 8 {
+		return pngHeader{}, fmt.Errorf("unsupported bit depth: %d-bit grayscale (want 8 or 16 bits)", hd.bitDepth)
+	}
+	// Unknown colour types count as one channel here; the decoder rejects them.
+	channels := 1.0
+	switch hd.colorType {
+	case pngRGB:
+		channels = 3
+	case pngGrayAlpha:
+		channels = 2
+	case pngRGBA:
+		channels = 4
+	}
+	// At least one filter byte per row plus the pixel bits, interlaced or
+	// not: a lower bound on the inflated size, so the test never rejects a
+	// valid file.
+	raw := float64(h) + float64(h)*float64(w)*channels*float64(hd.bitDepth)/8
+	if raw > maxDeflateRatio*float64(len(data)) {
+		return pngHeader{}, fmt.Errorf("truncated or corrupt PNG: %d bytes cannot hold the %d×%d image it declares", len(data), w, h)
+	}
+	return hd, nil
+}
+
+// decodeBands decodes the band files into a new cube, up to GOMAXPROCS at a
+// time. The first band is decoded before the cube is allocated, so a
+// corrupt header cannot make the reader allocate for a size the file does
+// not hold; its size is the one every other band must have.
+func decodeBands(files []bandFile) (*Cube, error) {
+	img, err := decodePNG(files[0].path, nil)
+	if err != nil {
+		return nil, err
+	}
+	size := img.Bounds().Size()
+	c := NewCube(size.Y, size.X, len(files))
+	if err := grayValues(img, c.Band(0)); err != nil {
+		return nil, fmt.Errorf("%s: %v", files[0].path, err)
+	}
+	errs := make([]error, len(files))
+	var next atomic.Int64
+	next.Store(1)
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)-1) {
+		wg.Go(func() {
+			for !failed.Load() {
+				b := int(next.Add(1) - 1)
+				if b >= len(files) {
+					return
+				}
+				img, err := decodePNG(files[b].path, func(hd pngHeader) error {
+					if hd.width != size.X || hd.height != size.Y {
+						return fmt.Errorf("band is %d×%d pixels (width×height), but %s is %d×%d",
+							hd.width, hd.height, files[0].name, size.X, size.Y)
+					}
+					return nil
+				})
+				if err == nil {
+					if err = grayValues(img, c.Band(b)); err != nil {
+						err = fmt.Errorf("%s: %v", files[b].path, err)
+					}
+				}
+				if err != nil {
+					errs[b] = err
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// decodePNG reads and decodes the PNG file at path. check, if not nil,
+// vets the header before the pixel data is decoded.
+func decodePNG(path string, check func(pngHeader) error) (image.Image, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	hd, err := readPNGHeader(data)
+	if err == nil && check != nil {
+		err = check(hd)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot decode PNG: %v", path, err)
+	}
+	return img, nil
+}
+
+// grayValues copies the gray level of every pixel of img to dst (row-major,
+// on the [0, 255] scale), reading the pixel buffers directly. Colour images
+// must have R = G = B everywhere.
+func grayValues(img image.Image, dst []float64) error {
+	r := img.Bounds()
+	w, h := r.Dx(), r.Dy()
+	switch m := img.(type) {
+	case *image.Gray:
+		for y := range h {
+			row := m.Pix[m.PixOffset(r.Min.X, r.Min.Y+y):][:w]
+			out := dst[y*w : (y+1)*w]
+			for x, v := range row {
+				out[x] = float64(v)
+			}
+		}
+	case *image.Gray16:
+		for y := range h {
+			row := m.Pix[m.PixOffset(r.Min.X, r.Min.Y+y):][:2*w]
+			out := dst[y*w : (y+1)*w]
+			for x := range out {
+				out[x] = from16(row[2*x], row[2*x+1])
+			}
+		}
+	case *image.NRGBA:
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 1, dst)
+	case *image.RGBA:
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 1, dst)
+	case *image.NRGBA64:
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 2, dst)
+	case *image.RGBA64:
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 2, dst)
+	case *image.Paletted:
+		return palettedValues(m, dst)
+	default:
+		return fmt.Errorf("unsupported colour model %T", img)
+	}
+	return nil
+}
+
+// from16 converts a big-endian 16-bit sample to the [0, 255] scale.
+func from16(hi, lo byte) float64 {
+	return float64(uint16(hi)<<8|uint16(lo)) * 255 / 65535
+}
+
+// rgbValues reads an RGBA pixel buffer whose samples are sampleBytes wide
+// (1 or 2, big-endian), starting at off, with the given row stride.
+func rgbValues(pix []byte, stride, off, w, h, sampleBytes int, dst []float64) error {
+	px := 4 * sampleBytes
+	for y := range h {
+		row := pix[off+y*stride:][:w*px]
+		out := dst[y*w : (y+1)*w]
+		for x := range out {
+			p := row[x*px : (x+1)*px]
+			if sampleBytes == 1 {
+				if p[0] != p[1] || p[1] != p[2] {
+					return notGray(x, y, int(p[0]), int(p[1]), int(p[2]))
+				}
+				out[x] = float64(p[0])
+				continue
+			}
+			if p[0] != p[2] || p[1] != p[3] || p[0] != p[4] || p[1] != p[5] {
+				return notGray(x, y, int(p[0])<<8|int(p[1]), int(p[2])<<8|int(p[3]), int(p[4])<<8|int(p[5]))
+			}
+			out[x] = from16(p[0], p[1])
+		}
+	}
+	return nil
+}
+
+func notGray(x, y, r, g, b int) error {
+	return fmt.Errorf("colour band is not gray: pixel (x=%d, y=%d) has R=%d G=%d B=%d", x, y, r, g, b)
+}
+
+// palettedValues reads a paletted image whose used palette entries are gray.
+func palettedValues(m *image.Paletted, dst []float64) error {
+	var level [256]float64
+	var gray [256]bool
+	var rgb [256]color.NRGBA
+	for i, c := range m.Palette[:min(len(m.Palette), 256)] {
+		n := color.NRGBAModel.Convert(c).(color.NRGBA)
+		rgb[i] = n
+		level[i] = float64(n.R)
+		gray[i] = n.R == n.G && n.G == n.B
+	}
+	r := m.Bounds()
+	w, h := r.Dx(), r.Dy()
+	for y := range h {
+		row := m.Pix[m.PixOffset(r.Min.X, r.Min.Y+y):][:w]
+		out := dst[y*w : (y+1)*w]
+		for x, i := range row {
+			if int(i) >= len(m.Palette) {
+				return fmt.Errorf("pixel (x=%d, y=%d): palette index %d out of range (%d colours)", x, y, i, len(m.Palette))
+			}
+			if !gray[i] {
+				return notGray(x, y, int(rgb[i].R), int(rgb[i].G), int(rgb[i].B))
+			}
+			out[x] = level[i]
+		}
+	}
+	return nil
+}

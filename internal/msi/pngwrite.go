@@ -1,0 +1,197 @@
+package msi
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// WritePNGStack writes c as a band stack: the folder dir holding one 16-bit
+// grayscale PNG per band, named <scene>_NN.png with NN = 01, 02, ... (more
+// digits when there are over 99 bands) and scene = opts.Scene or, when that
+// is empty, the base name of dir. Values are clipped to [0, 255], scaled by
+// 65535/255 and rounded; WriteInfo.Clipped counts the clipped voxels. A
+// NaN or infinite value is an error. Wavelengths are not stored.
+//
+// The bands are written in parallel into a temporary folder beside dir
+// (.<name>.tmp-*) that is renamed to dir at the end and removed on any
+// error. An existing dir is an error unless opts.Force is set; then it is
+// renamed away, the new folder renamed in and the old one removed. Force
+// refuses to replace anything but a folder holding only PNG files.
+func WritePNGStack(dir string, c *Cube, opts WriteOptions) (WriteInfo, error) {
+	if err := checkCube(c); err != nil {
+		return WriteInfo{}, fmt.Errorf("%s: %v", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return WriteInfo{}, fmt.Errorf("%s: %v", dir, err)
+	}
+	parent, base := filepath.Dir(abs), filepath.Base(abs)
+	scene := opts.Scene
+	if scene == "" {
+		scene = base
+	}
+	if scene == "" || strings.HasPrefix(scene, ".") || strings.ContainsAny(scene, `/\`+"\x00") {
+		return WriteInfo{}, fmt.Errorf("%s: %q cannot be a scene name (the prefix of the band files): choose another with a name not starting with '.'", dir, scene)
+	}
+	old, existed, err := exists(abs)
+	if err != nil {
+		return WriteInfo{}, err
+	}
+	if existed {
+		if !opts.Force {
+			return WriteInfo{}, fmt.Errorf("%s already exists (force replaces it)", dir)
+		}
+		if err := replaceable(dir, old); err != nil {
+			return WriteInfo{}, err
+		}
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+	if err != nil {
+		return WriteInfo{}, fmt.Errorf("%s: cannot create a temporary folder beside it: %v", dir, err)
+	}
+	clipped, err := writeBands(dir, tmp, scene, c)
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err == nil {
+		err = moveInto(tmp, abs, existed)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return WriteInfo{}, err
+	}
+	return WriteInfo{Clipped: clipped}, nil
+}
+
+// replaceable reports why the existing output at dir must not be replaced
+// by a band stack, if it must not.
+func replaceable(dir string, fi os.FileInfo) error {
+	if !fi.IsDir() {
+		return fmt.Errorf("%s exists and is not a folder: not replacing it with a band stack", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.EqualFold(filepath.Ext(e.Name()), ".png") {
+			return fmt.Errorf("%s holds %s, which is not a PNG file: not replacing the folder", dir, e.Name())
+		}
+	}
+	return nil
+}
+
+// moveInto renames the finished folder tmp to dst. When dst exists it is
+// first moved into a hidden holding folder beside it, and removed once the
+// new folder is in place (or moved back if that fails).
+func moveInto(tmp, dst string, existed bool) error {
+	if !existed {
+		return os.Rename(tmp, dst)
+	}
+	hold, err := os.MkdirTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".old-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot create a temporary folder beside it: %v", dst, err)
+	}
+	old := filepath.Join(hold, filepath.Base(dst))
+	if err := os.Rename(dst, old); err != nil {
+		os.Remove(hold)
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if back := os.Rename(old, dst); back == nil {
+			os.Remove(hold)
+		}
+		return err
+	}
+	if err := os.RemoveAll(hold); err != nil {
+		return fmt.Errorf("%s is written, but its old copy in %s could not be removed: %v", dst, hold, err)
+	}
+	return nil
+}
+
+// writeBands encodes every band of c into the folder tmp, up to GOMAXPROCS
+// at a time, and returns the number of clipped voxels. dir names the output
+// in errors.
+func writeBands(dir, tmp, scene string, c *Cube) (int, error) {
+	digits := max(2, len(strconv.Itoa(c.Bands)))
+	errs := make([]error, c.Bands)
+	var next, clipped atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), c.Bands) {
+		wg.Go(func() {
+			img := image.NewGray16(image.Rect(0, 0, c.Width, c.Height))
+			for !failed.Load() {
+				b := int(next.Add(1) - 1)
+				if b >= c.Bands {
+					return
+				}
+				n, err := quantise(img, c, b)
+				if err == nil {
+					name := fmt.Sprintf("%s_%0*d.png", scene, digits, b+1)
+					err = encodePNG(filepath.Join(tmp, name), img)
+				}
+				if err != nil {
+					errs[b] = fmt.Errorf("%s: %v", dir, err)
+					failed.Store(true)
+				}
+				clipped.Add(int64(n))
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return int(clipped.Load()), nil
+}
+
+// quantise stores band b of c in img as 16-bit values: clipped to
+// [0, 255], times 65535/255, rounded. It returns how many values were
+// clipped, and an error for a value that is not finite.
+func quantise(img *image.Gray16, c *Cube, b int) (int, error) {
+	clipped := 0
+	for i, v := range c.Band(b) {
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return 0, fmt.Errorf("band %d, line %d, sample %d (from 0): value %v cannot be stored", b, i/c.Width, i%c.Width, v)
+		case v < 0:
+			v = 0
+			clipped++
+		case v > 255:
+			v = 255
+			clipped++
+		}
+		q := uint16(math.Round(v * 65535 / 255))
+		img.Pix[2*i] = byte(q >> 8)
+		img.Pix[2*i+1] = byte(q)
+	}
+	return clipped, nil
+}
+
+// encodePNG writes img to a new file at path.
+func encodePNG(path string, img image.Image) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	err = png.Encode(w, img)
+	if err == nil {
+		err = w.Flush()
+	}
+	return errors.Join(err, f.Close())
+}
