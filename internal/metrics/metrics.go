@@ -1,0 +1,185 @@
+// Package metrics measures how close a multispectral cube is to a reference
+// with the four figures of the Table 2 protocol: PSNR, SSIM, SAM and ERGAS.
+//
+// All cubes are on the [0, 255] scale (see package msi), band-sequential:
+// voxel (y, x, b) is Data[(b*Height+y)*Width+x].
+//
+// Definitions (the reference values were computed with numpy and
+// scikit-image, and these functions reproduce them):
+//
+//   - PSNR of one band: 10·log10(255²/MSE_b) dB with peak 255. A band equal to
+//     its reference has MSE 0 and PSNR +Inf; the mean over bands is then +Inf
+//     too.
+//   - SSIM of one band: Wang, Bovik, Sheikh and Simoncelli (2004), see [SSIM].
+//   - SAM: the spectral angle arccos(⟨r, x⟩/(|r||x|)) of every pixel, in
+//     DEGREES, averaged over the pixels; pixels where either spectrum is all
+//     zero are skipped.
+//   - ERGAS (Wald): 100·sqrt((1/B)·Σ_b MSE_b/μ_b²), μ_b the mean of reference
+//     band b; the resolution ratio of Wald's definition is 1 for denoising.
+//
+// Papers often use the MATLAB script MSIQA.m instead, which reports SAM in
+// radians and divides each band's MSE by μ_b rather than μ_b² in ERGAS, so
+// their SAM and ERGAS values are not comparable with these.
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"tdsc/internal/msi"
+)
+
+// Peak is the peak signal value of the PSNR and the dynamic range L of the
+// SSIM: the top of the [0, 255] working scale.
+const Peak = 255.0
+
+// Report holds the metrics of a cube against its reference.
+type Report struct {
+	PSNR     float64   // mean over bands of BandPSNR, dB (+Inf if a band is exact)
+	SSIM     float64   // mean over bands of BandSSIM
+	SAM      float64   // mean spectral angle, degrees
+	ERGAS    float64   // Wald's ERGAS
+	BandPSNR []float64 // PSNR of every band, dB
+	BandSSIM []float64 // SSIM of every band
+}
+
+// Evaluate computes the metrics of x against the reference ref. It returns
+// an error if the two cubes differ in size or are smaller than the 11×11
+// SSIM window. The bands are processed in parallel, one goroutine per CPU.
+func Evaluate(ref, x *msi.Cube) (*Report, error) {
+	if !ref.SameSize(x) {
+		return nil, fmt.Errorf("metrics: reference is %s, input is %s", ref.Size(), x.Size())
+	}
+	if ref.Height < ssimWindow || ref.Width < ssimWindow {
+		return nil, fmt.Errorf("metrics: image is %s, smaller than the %d×%d SSIM window",
+			ref.Size(), ssimWindow, ssimWindow)
+	}
+	nb := ref.Bands
+	r := &Report{BandPSNR: make([]float64, nb), BandSSIM: make([]float64, nb)}
+	mse := make([]float64, nb)
+
+	bands := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), nb) {
+		wg.Go(func() {
+			ws := newSSIMWorkspace(ref.Width)
+			for b := range bands {
+				rb, xb := ref.Band(b), x.Band(b)
+				mse[b] = meanSquaredError(rb, xb)
+				r.BandPSNR[b] = psnrFromMSE(mse[b])
+				r.BandSSIM[b] = ws.ssim(rb, xb, ref.Height, ref.Width)
+			}
+		})
+	}
+	for b := range nb {
+		bands <- b
+	}
+	close(bands)
+	wg.Wait()
+
+	r.PSNR = mean(r.BandPSNR)
+	r.SSIM = mean(r.BandSSIM)
+	r.SAM = SAM(ref, x)
+	r.ERGAS = ergasFromMSE(ref, mse)
+	return r, nil
+}
+
+// PSNR returns the peak signal-to-noise ratio 10·log10(255²/MSE) in dB of
+// the band x against the reference band ref; it is +Inf when they are equal.
+// It panics if the lengths differ or are zero.
+func PSNR(ref, x []float64) float64 {
+	return psnrFromMSE(meanSquaredError(ref, x))
+}
+
+// SAM returns the mean spectral angle in degrees between the spectra of x
+// and those of ref, pixel by pixel. Pixels where either spectrum is all zero
+// are skipped; the cosine is clamped to [-1, 1] against round-off. It returns
+// NaN when every pixel is skipped and panics if the sizes differ.
+func SAM(ref, x *msi.Cube) float64 {
+	mustSameSize(ref, x)
+	n := ref.Height * ref.Width
+	// The spectra are strided by n in the band-sequential layout; walking a
+	// block of pixels band by band keeps the reads contiguous.
+	const block = 2048
+	var dot, rr, xx [block]float64
+	sum, count := 0.0, 0
+	for p0 := 0; p0 < n; p0 += block {
+		m := min(block, n-p0)
+		clear(dot[:m])
+		clear(rr[:m])
+		clear(xx[:m])
+		for b := range ref.Bands {
+			rb := ref.Data[b*n+p0 : b*n+p0+m]
+			xb := x.Data[b*n+p0 : b*n+p0+m]
+			for i, rv := range rb {
+				xv := xb[i]
+				dot[i] += rv * xv
+				rr[i] += rv * rv
+				xx[i] += xv * xv
+			}
+		}
+		for i := range m {
+			if rr[i] == 0 || xx[i] == 0 {
+				continue
+			}
+			c := dot[i] / (math.Sqrt(rr[i]) * math.Sqrt(xx[i]))
+			sum += math.Acos(max(-1, min(1, c)))
+			count++
+		}
+	}
+	return sum / float64(count) * (180 / math.Pi)
+}
+
+// ERGAS returns Wald's relative dimensionless global error
+// 100·sqrt((1/B)·Σ_b MSE_b/μ_b²) of x against ref, μ_b the mean of reference
+// band b. A reference band with zero mean makes it +Inf (NaN if that band
+// is also exact). It panics if the sizes differ.
+func ERGAS(ref, x *msi.Cube) float64 {
+	mustSameSize(ref, x)
+	mse := make([]float64, ref.Bands)
+	for b := range mse {
+		mse[b] = meanSquaredError(ref.Band(b), x.Band(b))
+	}
+	return ergasFromMSE(ref, mse)
+}
+
+func ergasFromMSE(ref *msi.Cube, mse []float64) float64 {
+	sum := 0.0
+	for b, e := range mse {
+		mu := mean(ref.Band(b))
+		sum += e / (mu * mu)
+	}
+	return 100 * math.Sqrt(sum/float64(len(mse)))
+}
+
+func psnrFromMSE(mse float64) float64 {
+	return 10 * math.Log10(Peak*Peak/mse)
+}
+
+func meanSquaredError(ref, x []float64) float64 {
+	if len(ref) != len(x) || len(ref) == 0 {
+		panic(fmt.Sprintf("metrics: bands of %d and %d values", len(ref), len(x)))
+	}
+	sum := 0.0
+	for i, r := range ref {
+		d := x[i] - r
+		sum += d * d
+	}
+	return sum / float64(len(ref))
+}
+
+func mean(v []float64) float64 {
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
+}
+
+func mustSameSize(ref, x *msi.Cube) {
+	if !ref.SameSize(x) {
+		panic(fmt.Sprintf("metrics: reference is %s, input is %s", ref.Size(), x.Size()))
+	}
+}
