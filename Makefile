@@ -1,0 +1,55 @@
+# Everyday targets. TDSC_DATA points the tests and scripts at the shared CAVE
+# data (../shared/data beside the clone) unless it is set already.
+GO        ?= go
+BIN       := bin/tdsc
+export TDSC_DATA ?= $(abspath ../shared/data)
+
+# OpenBLAS is used when its development library links; otherwise the build
+# is pure Go (gonum). `tdsc --version` tells which.
+HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}' | cc -x c - -lopenblas -o /dev/null 2>/dev/null && echo yes)
+ifeq ($(HAVE_OPENBLAS),yes)
+BUILD_TAGS := -tags openblas
+export CGO_LDFLAGS += -lopenblas
+endif
+# OpenBLAS runs single-threaded: tdsc parallelises over patch batches itself.
+export OPENBLAS_NUM_THREADS := 1
+
+.PHONY: build test bench demo fuzz lint table2 fig5 clean
+
+build:
+	$(GO) build $(BUILD_TAGS) -o $(BIN) .
+
+# The whole suite in the pure-Go build, then the solver and the command line
+# again with OpenBLAS when it is installed.
+test:
+	$(GO) test ./...
+ifeq ($(HAVE_OPENBLAS),yes)
+	$(GO) test -tags openblas ./internal/tsc/... ./cmd/...
+endif
+
+bench:
+	$(GO) test $(BUILD_TAGS) -run '^$$' -bench . -benchtime 3x ./...
+
+demo: build
+	./scripts/demo.sh $(BIN)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseENVIHeader$$' -fuzztime 15s ./internal/msi
+	$(GO) test -run '^$$' -fuzz '^FuzzReadPNGStack$$' -fuzztime 15s ./internal/msi
+	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/tsc
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo 'gofmt: the files above need formatting'; exit 1; }
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+STATICCHECK_VERSION ?= v0.8.2
+
+table2: build
+	./scripts/table2.sh
+
+fig5: build
+	./scripts/fig5.sh
+
+clean:
+	rm -rf bin

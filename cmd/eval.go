@@ -1,0 +1,176 @@
+package cmd
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"tdsc/internal/metrics"
+	"tdsc/internal/msi"
+)
+
+func newEvalCmd() *cobra.Command {
+	var (
+		ref                  string
+		perBand, asCSV, asJS bool
+	)
+	c := &cobra.Command{
+		Use:   "eval --ref CLEAN INPUT...",
+		Short: "Score cubes against a clean reference: PSNR, SSIM, SAM, ERGAS",
+		Long: `eval prints one row per input with the mean PSNR (dB, peak 255), SSIM (Wang et al.
+2004, 11×11 Gaussian window σ 1.5), SAM (mean spectral angle, degrees) and ERGAS
+(Wald: 100·sqrt(mean_b MSE_b / mean(ref_b)²)) against the reference, as an aligned
+table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON).`,
+		Example: "  tdsc eval --ref balloons_ms noisy30.hdr denoised30\n  tdsc eval --ref balloons_ms denoised30 --json",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, inputs []string) error {
+			if ref == "" {
+				return fmt.Errorf("--ref is required")
+			}
+			if asCSV && asJS {
+				return fmt.Errorf("--csv and --json exclude each other")
+			}
+			clean, err := msi.Open(ref)
+			if err != nil {
+				return err
+			}
+			rows := make([]evalRow, len(inputs))
+			for i, in := range inputs {
+				x, err := msi.Open(in)
+				if err != nil {
+					return err
+				}
+				rep, err := metrics.Evaluate(clean, x)
+				if err != nil {
+					return fmt.Errorf("%s against %s: %w", in, ref, err)
+				}
+				rows[i] = evalRow{input: in, rep: rep, wavelengths: x.Wavelengths}
+			}
+			w := cmd.OutOrStdout()
+			switch {
+			case asJS:
+				return writeEvalJSON(w, ref, rows)
+			case asCSV:
+				return writeEvalCSV(w, rows, perBand)
+			default:
+				return writeEvalTable(w, rows, perBand)
+			}
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&ref, "ref", "r", "", "clean reference cube: a band-stack folder or an ENVI .hdr")
+	f.BoolVar(&perBand, "per-band", false, "add a PSNR/SSIM row for every band (table and CSV)")
+	f.BoolVar(&asCSV, "csv", false, "print CSV")
+	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")
+	return c
+}
+
+type evalRow struct {
+	input       string
+	rep         *metrics.Report
+	wavelengths []float64
+}
+
+func writeEvalTable(w io.Writer, rows []evalRow, perBand bool) error {
+	width := len("input")
+	for _, r := range rows {
+		width = max(width, len([]rune(r.input)))
+		if perBand {
+			for b := range r.rep.BandPSNR {
+				width = max(width, len([]rune(bandLabel(b, r.wavelengths))))
+			}
+		}
+	}
+	pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
+	fmt.Fprintf(w, "%s  %9s  %7s  %8s  %8s\n", pad("input"), "PSNR dB", "SSIM", "SAM °", "ERGAS")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s  %9.4f  %7.4f  %8.4f  %8.4f\n", pad(r.input), r.rep.PSNR, r.rep.SSIM, r.rep.SAM, r.rep.ERGAS)
+		if !perBand {
+			continue
+		}
+		for b := range r.rep.BandPSNR {
+			fmt.Fprintf(w, "%s  %9.4f  %7.4f\n", pad(bandLabel(b, r.wavelengths)), r.rep.BandPSNR[b], r.rep.BandSSIM[b])
+		}
+	}
+	return nil
+}
+
+// bandLabel names band b (0-based) for the per-band rows: its 1-based number
+// and, when known, its wavelength.
+func bandLabel(b int, wavelengths []float64) string {
+	if b < len(wavelengths) {
+		return fmt.Sprintf("band %d (%g nm)", b+1, wavelengths[b])
+	}
+	return fmt.Sprintf("band %d", b+1)
+}
+
+func writeEvalCSV(w io.Writer, rows []evalRow, perBand bool) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"input", "band", "psnr", "ssim", "sam", "ergas"})
+	for _, r := range rows {
+		_ = cw.Write([]string{r.input, "mean", csvFloat(r.rep.PSNR), csvFloat(r.rep.SSIM), csvFloat(r.rep.SAM), csvFloat(r.rep.ERGAS)})
+		if !perBand {
+			continue
+		}
+		for b := range r.rep.BandPSNR {
+			_ = cw.Write([]string{r.input, strconv.Itoa(b + 1), csvFloat(r.rep.BandPSNR[b]), csvFloat(r.rep.BandSSIM[b]), "", ""})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// jsonFloat is a float64 that encodes the non-finite values JSON cannot hold
+// (the +Inf PSNR of an exact band) as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+type evalJSON struct {
+	Ref     string           `json:"ref"`
+	Results []evalJSONResult `json:"results"`
+}
+
+type evalJSONResult struct {
+	Input string         `json:"input"`
+	PSNR  jsonFloat      `json:"psnr"`
+	SSIM  jsonFloat      `json:"ssim"`
+	SAM   jsonFloat      `json:"sam"`
+	ERGAS jsonFloat      `json:"ergas"`
+	Bands []evalJSONBand `json:"bands"`
+}
+
+type evalJSONBand struct {
+	Band int       `json:"band"`
+	PSNR jsonFloat `json:"psnr"`
+	SSIM jsonFloat `json:"ssim"`
+}
+
+func writeEvalJSON(w io.Writer, ref string, rows []evalRow) error {
+	out := evalJSON{Ref: ref, Results: make([]evalJSONResult, len(rows))}
+	for i, r := range rows {
+		res := evalJSONResult{Input: r.input, PSNR: jsonFloat(r.rep.PSNR), SSIM: jsonFloat(r.rep.SSIM),
+			SAM: jsonFloat(r.rep.SAM), ERGAS: jsonFloat(r.rep.ERGAS), Bands: make([]evalJSONBand, len(r.rep.BandPSNR))}
+		for b := range r.rep.BandPSNR {
+			res.Bands[b] = evalJSONBand{Band: b + 1, PSNR: jsonFloat(r.rep.BandPSNR[b]), SSIM: jsonFloat(r.rep.BandSSIM[b])}
+		}
+		out.Results[i] = res
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,68 @@
+// Package cmd holds tdsc's command line: it turns flags into calls of the
+// internal packages and nothing more.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"tdsc/internal/tsc"
+)
+
+// version is the release of tdsc; builds from a tagged module report the tag.
+var version = "0.1.0"
+
+// Main runs tdsc with os.Args and returns the process exit code: 0 on
+// success, 1 on any error, 130 when interrupted.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot(os.Stdout, os.Stderr)
+	root.SetArgs(os.Args[1:])
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "tdsc: %v\n", err)
+	if errors.Is(err, context.Canceled) {
+		return 130
+	}
+	return 1
+}
+
+// versionString names the release, the Go toolchain and the BLAS in use.
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tsc.BLASName())
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tdsc",
+		Short: "Denoise multispectral images with two-dimensional sparse coding",
+		Long: `tdsc denoises multispectral images (band stacks of PNGs or ENVI cubes) with
+two-dimensional sparse coding: every 5×5-pixel × 5-band patch is approximated by a
+sparse tensor-linear combination (t-product) of learned dictionary atoms.`,
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("tdsc {{.Version}}\n")
+	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
+	root.AddCommand(newNoiseCmd(), newEvalCmd())
+	return root
+}
