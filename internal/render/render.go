@@ -1,0 +1,129 @@
+// Package render draws pictures for people: dictionary atoms as a grid of
+// small images, and one band of several cubes side by side. Pictures are
+// 8-bit grayscale; writing is atomic (temporary file, then rename).
+package render
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// AtomGrid draws n tiles, each an h×w row-major image, on a grid of
+// ⌈√n⌉ columns, every pixel magnified scale times, with a one-pixel (times
+// scale) light separator. Each tile is contrast-normalised on its own: its
+// minimum maps to black and its maximum to white (a constant tile is mid
+// gray), so the shape of every atom is visible whatever its norm.
+// It panics if a tile is not h·w long or h, w or scale is less than 1.
+func AtomGrid(tiles [][]float64, h, w, scale int) *image.Gray {
+	if h < 1 || w < 1 || scale < 1 {
+		panic("render: bad tile size or scale")
+	}
+	n := len(tiles)
+	cols := int(math.Ceil(math.Sqrt(float64(n))))
+	if cols == 0 {
+		cols = 1
+	}
+	rows := (n + cols - 1) / cols
+	gap := scale
+	img := image.NewGray(image.Rect(0, 0, cols*(w*scale+gap)+gap, rows*(h*scale+gap)+gap))
+	for i := range img.Pix {
+		img.Pix[i] = 200
+	}
+	for a, tile := range tiles {
+		if len(tile) != h*w {
+			panic(fmt.Sprintf("render: tile %d has %d values, want %d", a, len(tile), h*w))
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range tile {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		x0 := gap + (a%cols)*(w*scale+gap)
+		y0 := gap + (a/cols)*(h*scale+gap)
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				g := uint8(128)
+				if hi > lo {
+					g = uint8(math.Round(255 * (tile[y*w+x] - lo) / (hi - lo)))
+				}
+				for dy := 0; dy < scale; dy++ {
+					for dx := 0; dx < scale; dx++ {
+						img.SetGray(x0+x*scale+dx, y0+y*scale+dy, color.Gray{Y: g})
+					}
+				}
+			}
+		}
+	}
+	return img
+}
+
+// SideBySide draws the h×w row-major bands left to right with a 4-pixel
+// white gap. All panels share one linear intensity mapping so they can be
+// compared: 0 maps to black and the 99.5th percentile of the first band
+// (the reference) to white, values beyond are clipped. The stretch makes
+// dark bands (such as 420 nm in CAVE scenes) visible.
+// It panics if a band is not h·w long.
+func SideBySide(bands [][]float64, h, w int) *image.Gray {
+	const gap = 4
+	for i, b := range bands {
+		if len(b) != h*w {
+			panic(fmt.Sprintf("render: band %d has %d values, want %d", i, len(b), h*w))
+		}
+	}
+	white := 255.0
+	if len(bands) > 0 {
+		s := append([]float64(nil), bands[0]...)
+		sort.Float64s(s)
+		if p := s[int(0.995*float64(len(s)-1))]; p > 0 {
+			white = p
+		}
+	}
+	n := len(bands)
+	img := image.NewGray(image.Rect(0, 0, n*w+(n-1)*gap, h))
+	for i := range img.Pix {
+		img.Pix[i] = 255
+	}
+	for i, b := range bands {
+		x0 := i * (w + gap)
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				v := math.Round(255 * b[y*w+x] / white)
+				img.Pix[y*img.Stride+x0+x] = uint8(math.Max(0, math.Min(255, v)))
+			}
+		}
+	}
+	return img
+}
+
+// WritePNG writes img to path atomically: into a temporary file beside it,
+// then renamed into place. An existing file is replaced only when force is
+// set.
+func WritePNG(path string, img image.Image, force bool) error {
+	if !force {
+		if _, err := os.Lstat(path); err == nil {
+			return fmt.Errorf("%s exists (use --force to overwrite)", path)
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	err = png.Encode(f, img)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

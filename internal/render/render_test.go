@@ -1,0 +1,118 @@
+package render
+
+import (
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAtomGridNormalisesEachTile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const h, w, scale = 3, 4, 2
+	tiles := make([][]float64, 5)
+	for i := range tiles {
+		tiles[i] = make([]float64, h*w)
+		for j := range tiles[i] {
+			tiles[i][j] = rng.NormFloat64() * float64(i+1) * 100
+		}
+	}
+	tiles[4] = make([]float64, h*w) // constant tile
+	img := AtomGrid(tiles, h, w, scale)
+	// 5 tiles → 3 columns, 2 rows.
+	if got, want := img.Bounds().Dx(), 3*(w*scale+scale)+scale; got != want {
+		t.Fatalf("width %d, want %d", got, want)
+	}
+	if got, want := img.Bounds().Dy(), 2*(h*scale+scale)+scale; got != want {
+		t.Fatalf("height %d, want %d", got, want)
+	}
+	for a, tile := range tiles {
+		x0 := scale + (a%3)*(w*scale+scale)
+		y0 := scale + (a/3)*(h*scale+scale)
+		lo, hi := uint8(255), uint8(0)
+		for y := 0; y < h*scale; y++ {
+			for x := 0; x < w*scale; x++ {
+				g := img.GrayAt(x0+x, y0+y).Y
+				lo, hi = min(lo, g), max(hi, g)
+			}
+		}
+		if a == 4 {
+			if lo != 128 || hi != 128 {
+				t.Errorf("constant tile drawn in [%d, %d], want mid gray", lo, hi)
+			}
+			continue
+		}
+		if lo != 0 || hi != 255 {
+			t.Errorf("tile %d drawn in [%d, %d], want [0, 255]", a, lo, hi)
+		}
+		// The maximum of the tile is where white is.
+		best := 0
+		for j, v := range tile {
+			if v > tile[best] {
+				best = j
+			}
+		}
+		if g := img.GrayAt(x0+(best%w)*scale, y0+(best/w)*scale).Y; g != 255 {
+			t.Errorf("tile %d: its maximum is drawn as %d", a, g)
+		}
+	}
+}
+
+func TestSideBySideSharesOneMapping(t *testing.T) {
+	const h, w = 10, 20
+	ref := make([]float64, h*w)
+	for i := range ref {
+		ref[i] = float64(i) // 99.5th percentile = 198
+	}
+	half := make([]float64, h*w)
+	for i := range half {
+		half[i] = ref[i] / 2
+	}
+	img := SideBySide([][]float64{ref, half}, h, w)
+	if img.Bounds().Dx() != 2*w+4 || img.Bounds().Dy() != h {
+		t.Fatalf("size %v", img.Bounds())
+	}
+	for _, i := range []int{0, 57, 150, 199} {
+		y, x := i/w, i%w
+		want := min(255, int(255*ref[i]/198+0.5))
+		if g := int(img.GrayAt(x, y).Y); g != want {
+			t.Errorf("reference pixel %d drawn as %d, want %d", i, g, want)
+		}
+		wantHalf := min(255, int(255*half[i]/198+0.5))
+		if g := int(img.GrayAt(w+4+x, y).Y); g != wantHalf {
+			t.Errorf("second panel pixel %d drawn as %d, want %d", i, g, wantHalf)
+		}
+	}
+}
+
+func TestWritePNG(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.png")
+	img := AtomGrid([][]float64{{1, 2, 3, 4}}, 2, 2, 1)
+	if err := WritePNG(p, img, false); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePNG(p, img, false); err == nil || !strings.Contains(err.Error(), "a.png exists") {
+		t.Errorf("overwrite without force: %v", err)
+	}
+	if err := WritePNG(p, img, true); err != nil {
+		t.Errorf("overwrite with force: %v", err)
+	}
+	if err := WritePNG(filepath.Join(dir, "missing", "b.png"), img, false); err == nil {
+		t.Error("writing into a missing folder: no error")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("leftover files: %v", entries)
+	}
+}
