@@ -1,0 +1,135 @@
+package cmd
+
+import (
+	"fmt"
+	"image"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/msi"
+	"tdsc/internal/render"
+	"tdsc/internal/tsc"
+)
+
+func newTrainCmd() *cobra.Command {
+	var (
+		sf                     solverFlags
+		input, out, atomsImage string
+		force                  bool
+	)
+	c := &cobra.Command{
+		Use:   "train --input NOISY --out DICT.json",
+		Short: "Learn a 2DSC dictionary from patches of a (noisy) cube",
+		Long: `train draws --samples random patches of p×p pixels × q bands from the input (means
+removed), and learns --atoms atoms of size p²×1×q by alternating FISTA coding and
+the Lagrange-dual dictionary update. The dictionary file records the settings and
+the objective of every iteration; --atoms-png draws the atoms (each atom's q band
+slices side by side, contrast-normalised per atom).`,
+		Example: "  tdsc train --input noisy30.hdr --sigma 30 --out dict30.json --atoms-png atoms30.png",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if input == "" || out == "" {
+				return fmt.Errorf("--input and --out are required")
+			}
+			if err := refuseExisting(force, out, atomsImage); err != nil {
+				return err
+			}
+			log := newReporter(cmd)
+			noisy, err := msi.Open(input)
+			if err != nil {
+				return err
+			}
+			o, err := sf.resolve(cmd, noisy, log)
+			if err != nil {
+				return err
+			}
+			o.TrainProgress = trainProgress(log, o.TrainIters)
+			res, err := denoise.Train(cmd.Context(), noisy, o)
+			log.Finish()
+			if err != nil {
+				return err
+			}
+			log.Logf("learned %d atoms in %d iterations, objective %.6g", o.Atoms, len(res.Objective), res.Objective[len(res.Objective)-1])
+			model := newModel(res, o, sf.sigma)
+			if atomsImage != "" {
+				if err := render.WritePNG(atomsImage, atomsPicture(model), force); err != nil {
+					return err
+				}
+			}
+			if err := model.WriteFile(out, force); err != nil {
+				if atomsImage != "" {
+					os.Remove(atomsImage)
+				}
+				return err
+			}
+			log.Logf("wrote %s", out)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&input, "input", "i", "", "cube to learn from: a band-stack folder or an ENVI .hdr")
+	f.StringVarP(&out, "out", "o", "", "dictionary file to write (JSON)")
+	f.StringVar(&atomsImage, "atoms-png", "", "also draw the atoms into this PNG")
+	f.BoolVar(&force, "force", false, "overwrite existing outputs")
+	sf.register(f, true)
+	return c
+}
+
+// newModel wraps a learned dictionary with the settings that made it.
+func newModel(res *tsc.LearnResult, o denoise.Options, sigma float64) *tsc.Model {
+	return &tsc.Model{
+		CreatedBy:  "tdsc " + version,
+		Patch:      tsc.PatchShape{Height: o.Patch, Width: o.Patch, Depth: o.Depth},
+		Beta:       o.Beta,
+		Sigma:      sigma,
+		Seed:       o.Seed,
+		Iterations: len(res.Objective),
+		Objective:  res.Objective,
+		Atoms:      res.Dict,
+	}
+}
+
+// atomsPicture lays every atom out as one tile: its depth band slices of
+// height×width pixels side by side, magnified 8 times.
+func atomsPicture(m *tsc.Model) *image.Gray {
+	h, w, q := m.Patch.Height, m.Patch.Width, m.Patch.Depth
+	tiles := make([][]float64, m.Atoms.N)
+	for j := range tiles {
+		atom := m.Atoms.Lateral(j) // band t at [t*h*w, (t+1)*h*w), row-major
+		tile := make([]float64, h*w*q)
+		for t := 0; t < q; t++ {
+			for y := 0; y < h; y++ {
+				copy(tile[y*w*q+t*w:y*w*q+(t+1)*w], atom[t*h*w+y*w:t*h*w+(y+1)*w])
+			}
+		}
+		tiles[j] = tile
+	}
+	return render.AtomGrid(tiles, h, w*q, 8)
+}
+
+// refuseExisting returns an error naming the first of paths that exists,
+// unless force is set. Checking before the work starts saves a long run that
+// could not write its result.
+func refuseExisting(force bool, paths ...string) error {
+	if force {
+		return nil
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("%s exists (use --force to overwrite)", p)
+		}
+		if strings.HasSuffix(p, ".hdr") {
+			img := strings.TrimSuffix(p, ".hdr") + ".img"
+			if _, err := os.Lstat(img); err == nil {
+				return fmt.Errorf("%s exists (use --force to overwrite)", img)
+			}
+		}
+	}
+	return nil
+}
