@@ -1,0 +1,56 @@
+package tsc
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// BatchSize returns the number of patches per batch of EncodeAll: about
+// 2¹⁵ code coefficients (R·K each), between 32 and 256 patches. It depends
+// on the geometry only, never on the number of threads, so that EncodeAll
+// gives the same result whatever that number.
+func (e *Encoder) BatchSize() int {
+	return min(256, max(32, (1<<15)/(e.r*e.k)))
+}
+
+// EncodeAll codes the patches x (M×N×K, any N) into b (R×N×K) as Encode
+// does, over consecutive batches of BatchSize patches shared among threads
+// goroutines (threads ≤ 0: GOMAXPROCS), each with its own workspace. The
+// batches do not depend on threads, so neither does the result, bit for
+// bit. It returns the largest number of iterations done by a patch, and
+// panics if the sizes do not fit the encoder.
+func (e *Encoder) EncodeAll(b, x *Tensor, warm bool, threads int) (iterations int) {
+	if x.M != e.m || x.K != e.k || b.M != e.r || b.K != e.k || b.N != x.N {
+		panic(fmt.Sprintf("tsc: EncodeAll: patches %d×%d×%d and codes %d×%d×%d for a %d×%d×%d dictionary",
+			x.M, x.N, x.K, b.M, b.N, b.K, e.m, e.r, e.k))
+	}
+	size := e.BatchSize()
+	batches := (x.N + size - 1) / size
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	threads = min(threads, batches)
+	var next atomic.Int64
+	done := make([]int, threads)
+	var wg sync.WaitGroup
+	for w := range threads {
+		wg.Go(func() {
+			ws := e.NewWorkspace(size)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= batches {
+					return
+				}
+				j0, j1 := i*size, min(x.N, (i+1)*size)
+				done[w] = max(done[w], e.Encode(ws, b.Slice(j0, j1), x.Slice(j0, j1), warm))
+			}
+		})
+	}
+	wg.Wait()
+	for _, d := range done {
+		iterations = max(iterations, d)
+	}
+	return iterations
+}
