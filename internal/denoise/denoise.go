@@ -112,6 +112,10 @@ func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error
 	x := g.NewTensor(len(idx))
 	patch.ExtractIndices(x, make([]float64, len(idx)), c, g, idx)
 	if len(idx) < o.Atoms {
+		// Sample returns min(Samples, positions) patches: say which is short.
+		if o.Samples < g.Len() {
+			return nil, fmt.Errorf("%d training samples are fewer than the %d atoms to learn", o.Samples, o.Atoms)
+		}
 		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", len(idx), o.Atoms)
 	}
 

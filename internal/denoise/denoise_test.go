@@ -3,6 +3,8 @@ package denoise
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"tdsc/internal/metrics"
@@ -91,6 +93,29 @@ func TestCancelled(t *testing.T) {
 	o := Defaults(10)
 	if _, err := Train(ctx, clean, o); !errors.Is(err, context.Canceled) {
 		t.Errorf("Train with a cancelled context: got %v", err)
+	}
+}
+
+// TestTrainTooFewPatches checks that learning more atoms than there are
+// training patches fails and blames the right setting: the sample size when
+// the image has positions to spare, the image otherwise.
+func TestTrainTooFewPatches(t *testing.T) {
+	clean := readCrop(t)
+	o := Defaults(10)
+	o.Atoms, o.Samples = 30, 29
+	_, err := Train(context.Background(), clean, o)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d training samples are fewer than the %d atoms", o.Samples, o.Atoms)) {
+		t.Errorf("%d samples, %d atoms: got %v", o.Samples, o.Atoms, err)
+	}
+	// A 6×6×5 image has (6−5+1)² = 4 positions of a 5×5×5 patch at step 2
+	// (the last row and column windows are included).
+	small := msi.NewCube(6, 6, 5)
+	copy(small.Data, clean.Data)
+	o = Defaults(10)
+	o.Patch, o.Depth, o.Stride, o.Atoms = 5, 5, 2, 30
+	_, err = Train(context.Background(), small, o)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the image has 4 patch positions, fewer than the %d atoms", o.Atoms)) {
+		t.Errorf("6×6×5 image, %d atoms: got %v", o.Atoms, err)
 	}
 }
 
