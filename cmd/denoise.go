@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,13 +85,19 @@ and neither flag, the β the dictionary was learned with is used.`,
 				return err
 			}
 			log.Logf("coded the patches in %.1f s", time.Since(codeStart).Seconds())
-			if _, err := msi.Write(out, result, msi.WriteOptions{Force: force}); err != nil {
-				return err
-			}
-			if save != "" && dict == "" {
+			// The small dictionary goes first, so that a failure to write
+			// either output leaves neither behind.
+			saveDict := save != "" && dict == ""
+			if saveDict {
 				if err := model.WriteFile(save, force); err != nil {
 					return err
 				}
+			}
+			if _, err := msi.Write(out, result, msi.WriteOptions{Force: force}); err != nil {
+				if saveDict {
+					os.Remove(save)
+				}
+				return err
 			}
 			log.Logf("wrote %s (%.1f s in all)", out, time.Since(start).Seconds())
 			if clean == nil {
