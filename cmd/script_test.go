@@ -1,8 +1,18 @@
 package cmd
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/crc32"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -23,6 +33,8 @@ func TestMain(m *testing.M) {
 // script, $DATA is the shared data folder and $CROP the small balloons crop
 // committed under testdata/. Scripts that need the shared data start with
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
+// Two commands make the binary inputs that a text archive cannot hold:
+// pngband (see cmdPNGBand) and unhex (see cmdUnhex).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
 	if data != "" || os.Getenv("CI") == "true" {
@@ -39,6 +51,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CROP", crop)
 			return nil
 		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"pngband": cmdPNGBand,
+			"unhex":   cmdUnhex,
+		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "data":
@@ -47,4 +63,109 @@ func TestScripts(t *testing.T) {
 			return false, nil
 		},
 	})
+}
+
+// cmdPNGBand writes one band PNG: `pngband FILE KIND WIDTH HEIGHT`. KIND is
+// gray16 or gray8 (valid bands of varied values), gray1 (a 1-bit grayscale
+// PNG, a depth the reader does not support), colour (8-bit RGBA, opaque, whose pixel
+// (x=1, y=0) has G ≠ R) or truncated (a valid 16-bit band of random values
+// cut to half its length, so its pixel data ends early).
+func cmdPNGBand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: pngband FILE gray16|gray8|gray1|colour|truncated WIDTH HEIGHT")
+	}
+	w, errW := strconv.Atoi(args[2])
+	h, errH := strconv.Atoi(args[3])
+	if errW != nil || errH != nil || w < 2 || h < 1 {
+		ts.Fatalf("pngband: bad size %s×%s", args[2], args[3])
+	}
+	rect := image.Rect(0, 0, w, h)
+	var img image.Image
+	data := []byte(nil)
+	switch args[1] {
+	case "gray16":
+		g := image.NewGray16(rect)
+		for i := range len(g.Pix) / 2 {
+			binary.BigEndian.PutUint16(g.Pix[2*i:], uint16(i*997))
+		}
+		img = g
+	case "gray8":
+		g := image.NewGray(rect)
+		for i := range g.Pix {
+			g.Pix[i] = uint8(i * 7)
+		}
+		img = g
+	case "colour":
+		c := image.NewNRGBA(rect)
+		for i := range c.Pix {
+			c.Pix[i] = 200
+		}
+		c.Pix[4+1] = 9 // G of pixel (x=1, y=0)
+		img = c
+	case "truncated":
+		g := image.NewGray16(rect)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range g.Pix {
+			g.Pix[i] = uint8(rng.Uint32())
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, g); err != nil {
+			ts.Fatalf("pngband: %v", err)
+		}
+		data = buf.Bytes()[:buf.Len()/2]
+	case "gray1":
+		data = gray1PNG(w, h)
+	default:
+		ts.Fatalf("pngband: unknown kind %q", args[1])
+	}
+	if img != nil {
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			ts.Fatalf("pngband: %v", err)
+		}
+		data = buf.Bytes()
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// gray1PNG returns a valid 1-bit grayscale PNG of w×h pixels, all black:
+// image/png never writes that depth, so the chunks are built here.
+func gray1PNG(w, h int) []byte {
+	var raw bytes.Buffer
+	zw := zlib.NewWriter(&raw)
+	row := make([]byte, 1+(w+7)/8) // filter type 0, then the packed bits
+	for range h {
+		zw.Write(row)
+	}
+	zw.Close()
+	var out bytes.Buffer
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	chunk := func(typ string, body []byte) {
+		binary.Write(&out, binary.BigEndian, uint32(len(body)))
+		crc := crc32.NewIEEE()
+		crc.Write([]byte(typ))
+		crc.Write(body)
+		out.WriteString(typ)
+		out.Write(body)
+		binary.Write(&out, binary.BigEndian, crc.Sum32())
+	}
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 1, 0 // bit depth 1, colour type 0 (grayscale)
+	chunk("IHDR", ihdr)
+	chunk("IDAT", raw.Bytes())
+	chunk("IEND", nil)
+	return out.Bytes()
+}
+
+// cmdUnhex decodes the hexadecimal text of a file (white space ignored)
+// into another: `unhex SRC DST`. Scripts use it for binary ENVI data.
+func cmdUnhex(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: unhex SRC DST")
+	}
+	b, err := hex.DecodeString(strings.Join(strings.Fields(ts.ReadFile(args[0])), ""))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
 }
