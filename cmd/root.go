@@ -63,6 +63,6 @@ sparse tensor-linear combination (t-product) of learned dictionary atoms.`,
 	root.SetErr(stderr)
 	root.SetVersionTemplate("tdsc {{.Version}}\n")
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
-	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd())
+	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newAtomsCmd())
 	return root
 }
