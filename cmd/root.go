@@ -28,14 +28,21 @@ func Main() int {
 	defer stop()
 	root := newRoot(os.Stdout, os.Stderr)
 	root.SetArgs(os.Args[1:])
-	err := root.ExecuteContext(ctx)
-	if err == nil {
+	return exitCode(root.ExecuteContext(ctx), os.Stderr)
+}
+
+// exitCode reports err, if any, on stderr and returns the exit code for it.
+// Commands return the context's error when a signal cancels them; "context
+// canceled" would tell a user who pressed Ctrl-C nothing.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
 		return 0
-	}
-	fmt.Fprintf(os.Stderr, "tdsc: %v\n", err)
-	if errors.Is(err, context.Canceled) {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "tdsc: interrupted")
 		return 130
 	}
+	fmt.Fprintf(stderr, "tdsc: %v\n", err)
 	return 1
 }
 
