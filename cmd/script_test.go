@@ -67,9 +67,9 @@ func TestScripts(t *testing.T) {
 
 // cmdPNGBand writes one band PNG: `pngband FILE KIND WIDTH HEIGHT`. KIND is
 // gray16 or gray8 (valid bands of varied values), gray1 (a 1-bit grayscale
-// PNG, a depth the reader does not support), colour (8-bit RGBA, opaque, whose pixel
-// (x=1, y=0) has G ≠ R) or truncated (a valid 16-bit band of random values
-// cut to half its length, so its pixel data ends early).
+// PNG, a depth the reader does not support), colour (opaque 8-bit RGBA
+// whose pixel (x=1, y=0) has G ≠ R) or truncated (a valid 16-bit band of
+// random values cut to half its length, so its pixel data ends early).
 func cmdPNGBand(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 4 {
 		ts.Fatalf("usage: pngband FILE gray16|gray8|gray1|colour|truncated WIDTH HEIGHT")
