@@ -37,8 +37,8 @@ are read as they are; colour PNGs are refused unless --luminance converts them t
 0.299·R + 0.587·G + 0.114·B.
 
 Scale: pixels are on [0, 1] (8-bit values / 255, 16-bit values / 65535) — not the
-[0, 255] of the other commands — so that β = 0.1 is the paper's. Every patch has
-its mean removed.
+[0, 255] of the other commands — the scale that the paper's β = 0.1 presumably
+refers to. Every patch has its mean removed.
 
 --model 2dsc codes each patch as a d×1×d tensor (rows on mode 1, columns on
 mode 3): an atom is d×1×d, and the t-product combines its circular shifts along the
@@ -50,7 +50,8 @@ for exactly --iters iterations.
 --out receives the atoms as one PNG grid, each atom a d×d image contrast-normalised
 on its own (minimum black, maximum white), ordered by use (ℓ1 norm of its codes
 over the samples, largest first); --dict the dictionary file. stdout gets one line
-with the model, sizes, final objective and times.`,
+with the model, sizes, final objective and times. The defaults are the settings of
+scripts/fig5.sh at d = 16.`,
 		Example: `  tdsc atoms --model 2dsc --patch 32 --out atoms2dsc32.png --dict atoms2dsc32.json \
       $TDSC_DATA/cave/balloons_ms/balloons_ms/balloons_ms_16.png`,
 		Args: cobra.ArbitraryArgs,
@@ -160,7 +161,7 @@ with the model, sizes, final objective and times.`,
 	f.Float64Var(&opt.Beta, "beta", 0.1, "ℓ1 weight β, for pixels on [0, 1]")
 	f.IntVar(&samples, "samples", 10000, "training patches drawn at random from the images")
 	f.IntVar(&opt.Iters, "iters", 30, "outer learning iterations")
-	f.IntVar(&opt.InnerIters, "inner-iters", 30, "FISTA iterations per outer iteration")
+	f.IntVar(&opt.InnerIters, "inner-iters", 20, "FISTA iterations per outer iteration")
 	f.Uint64Var(&opt.Seed, "seed", 1, "seed of the patch sample and the initial dictionary")
 	f.IntVar(&threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
 	f.BoolVar(&luminance, "luminance", false, "convert colour images to luminance (BT.601) instead of refusing them")
