@@ -17,6 +17,7 @@ import (
 // come from denoise.Defaults, the single place where they are chosen.
 type solverFlags struct {
 	sigma, beta float64
+	weights     string
 	o           denoise.Options
 }
 
@@ -36,6 +37,7 @@ func (s *solverFlags) register(f *pflag.FlagSet, training bool) {
 	s.o.TrainTol, s.o.CodeTol = d.TrainTol, d.CodeTol
 	if !training {
 		f.IntVar(&s.o.CodeIters, "code-iters", d.CodeIters, "maximum FISTA iterations when coding every patch")
+		f.StringVar(&s.weights, "weights", d.Weighting.String(), "averaging of overlapping patches: sparsity (weight 1/(1 + non-zeros of the code)) or uniform")
 	} else {
 		s.o.CodeIters = d.CodeIters
 	}
@@ -56,6 +58,13 @@ func (s *solverFlags) resolve(cmd *cobra.Command, noisy *msi.Cube, log *reporter
 		return s.o, fmt.Errorf("--threads must be ≥ 0, got %d", s.o.Threads)
 	}
 	o := s.o
+	if f.Lookup("weights") != nil {
+		w, err := denoise.ParseWeighting(s.weights)
+		if err != nil {
+			return o, fmt.Errorf("--weights: %w", err)
+		}
+		o.Weighting = w
+	}
 	if !f.Changed("sigma") {
 		s.sigma = noise.EstimateMedian(noisy)
 		log.Logf("estimated σ = %.2f (median over bands of the MAD of the finest diagonal wavelet band / 0.6745)", s.sigma)
