@@ -99,7 +99,7 @@ scripts/fig5.sh at d = 16.`,
 				Samples: samples, Seed: opt.Seed, Luminance: luminance,
 				Progress: func(done, total int) {
 					if !started {
-						log.Start("reading images", int64(total))
+						log.Start("reading images", "images", int64(total))
 						started = true
 					}
 					log.Update(int64(done), "")
@@ -117,7 +117,7 @@ scripts/fig5.sh at d = 16.`,
 
 			t1 := time.Now()
 			opt.Threads = threads
-			log.Start("learning", int64(opt.Iters))
+			log.Start("learning", "iterations", int64(opt.Iters))
 			opt.Progress = func(iter int, obj float64) {
 				log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
 			}

@@ -25,6 +25,7 @@ type reporter struct {
 
 	bar   *progressbar.ProgressBar
 	desc  string
+	unit  string
 	total int64
 	start time.Time
 	last  time.Time
@@ -51,10 +52,11 @@ func (r *reporter) Logf(format string, args ...any) {
 	fmt.Fprintf(r.w, format+"\n", args...)
 }
 
-// Start begins a stage of total steps named desc.
-func (r *reporter) Start(desc string, total int64) {
+// Start begins a stage named desc of total steps, each one unit (plural,
+// as in "patches"), which names the rate.
+func (r *reporter) Start(desc, unit string, total int64) {
 	r.Finish()
-	r.desc, r.total = desc, total
+	r.desc, r.unit, r.total = desc, unit, total
 	r.start, r.last = time.Now(), time.Now()
 	if r.quiet || !r.tty {
 		return
@@ -64,7 +66,7 @@ func (r *reporter) Start(desc string, total int64) {
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("it"),
+		progressbar.OptionSetItsString(unit),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
@@ -95,7 +97,7 @@ func (r *reporter) Update(done int64, detail string) {
 	}
 	if el := now.Sub(r.start).Seconds(); el > 0 && done > 0 && done < r.total {
 		left := time.Duration(float64(r.total-done) / float64(done) * el * float64(time.Second))
-		line += fmt.Sprintf(" (%.0f/s, %s left)", float64(done)/el, left.Round(time.Second))
+		line += fmt.Sprintf(" (%s, %s left)", rate(float64(done)/el, r.unit), left.Round(time.Second))
 	}
 	fmt.Fprintln(r.w, line)
 }
@@ -106,4 +108,13 @@ func (r *reporter) Finish() {
 		_ = r.bar.Finish()
 		r.bar = nil
 	}
+}
+
+// rate formats a speed in units per second, or in seconds per unit when a
+// step takes longer than a second (where "0/s" would say nothing).
+func rate(perSecond float64, unit string) string {
+	if perSecond >= 1 {
+		return fmt.Sprintf("%.0f %s/s", perSecond, unit)
+	}
+	return fmt.Sprintf("%.1f s per step", 1/perSecond)
 }

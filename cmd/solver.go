@@ -84,7 +84,7 @@ func (s *solverFlags) resolve(cmd *cobra.Command, noisy *msi.Cube, log *reporter
 
 // trainProgress reports learning iterations through log.
 func trainProgress(log *reporter, total int) func(iter, total int, obj float64) {
-	log.Start("training", int64(total))
+	log.Start("training", "iterations", int64(total))
 	return func(iter, _ int, obj float64) {
 		log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
 	}
@@ -95,7 +95,7 @@ func codeProgress(log *reporter) func(done, total int) {
 	started := false
 	return func(done, total int) {
 		if !started {
-			log.Start("coding patches", int64(total))
+			log.Start("coding patches", "patches", int64(total))
 			started = true
 		}
 		log.Update(int64(done), "")

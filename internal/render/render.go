@@ -115,6 +115,10 @@ func WritePNG(path string, img image.Image, force bool) error {
 	}
 	tmp := f.Name()
 	err = png.Encode(f, img)
+	if err == nil {
+		// CreateTemp makes the file private; a picture is for everyone.
+		err = f.Chmod(0o644)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
