@@ -25,6 +25,7 @@ func newAtomsCmd() *cobra.Command {
 		modelName, out, dict string
 		d, samples, threads  int
 		luminance, force     bool
+		whiten               bool
 		opt                  tsc.LearnOptions
 	)
 	c := &cobra.Command{
@@ -40,6 +41,17 @@ are read as they are; colour PNGs are refused unless --luminance converts them t
 Scale: pixels are on [0, 1] (8-bit values / 255, 16-bit values / 65535) — not the
 [0, 255] of the other commands — the scale that the paper's β = 0.1 presumably
 refers to. Every patch has its mean removed.
+
+--whiten first whitens every whole image, as the sparse-coding literature prepares
+natural images (Olshausen & Field 1996; Lee, Battle, Raina, Ng 2006): its 2-D DFT
+is multiplied by the zero-phase filter R(f) = f·exp(−(f/f0)⁴), f the radial spatial
+frequency in cycles per pixel (√(fx² + fy²), each of |fx|, |fy| ≤ 0.5) and
+f0 = 0.4 cycles per pixel (0.8 of Nyquist); the result (zero mean, as R(0) = 0) is
+divided by its standard deviation over the image. The factor f flattens the 1/f
+amplitude spectrum of natural images; the roll-off spares the noisiest frequencies
+near Nyquist. Patches are then on the unit-variance scale of the whitened images,
+and β refers to that scale. The DFT wraps the image around, so pixels within a few
+of the border see the opposite border.
 
 --model 2dsc codes each patch as a d×1×d tensor (rows on mode 1, columns on
 mode 3): an atom is d×1×d, and the t-product combines its circular shifts along the
@@ -96,7 +108,7 @@ scripts/fig5.sh at d = 16.`,
 			t0 := time.Now()
 			started := false
 			x, err := gray.Sample(files, layout, gray.SampleOptions{
-				Samples: samples, Seed: opt.Seed, Luminance: luminance,
+				Samples: samples, Seed: opt.Seed, Luminance: luminance, Whiten: whiten,
 				Progress: func(done, total int) {
 					if !started {
 						log.Start("reading images", "images", int64(total))
@@ -106,14 +118,16 @@ scripts/fig5.sh at d = 16.`,
 				},
 			})
 			log.Finish()
-			if errors.Is(err, gray.ErrColour) {
+			if errors.Is(err, gray.ErrFlat) {
+				return fmt.Errorf("%w (--whiten needs images that are not constant)", err)
+			} else if errors.Is(err, gray.ErrColour) {
 				return fmt.Errorf("%w (give --luminance to convert colour images)", err)
 			} else if err != nil {
 				return err
 			}
 			readTime := time.Since(t0)
 			m, k := layout.Dims()
-			log.Logf("%d patches of %d×%d pixels from %d images; %s atoms are %d×1×%d", samples, d, d, len(files), model, m, k)
+			log.Logf("%d patches of %d×%d pixels from %d %simages; %s atoms are %d×1×%d", samples, d, d, len(files), whitenedText(whiten), model, m, k)
 
 			t1 := time.Now()
 			opt.Threads = threads
@@ -130,8 +144,8 @@ scripts/fig5.sh at d = 16.`,
 
 			shape := layout.Shape()
 			mdl := &tsc.Model{
-				Description: fmt.Sprintf("%s dictionary of %d×%d grayscale image patches (pixels on [0, 1], patch means removed): %s",
-					model, d, d, layoutText(model)),
+				Description: fmt.Sprintf("%s dictionary of %d×%d grayscale image patches (%s, patch means removed): %s",
+					model, d, d, scaleText(whiten), layoutText(model)),
 				CreatedBy:  "tdsc " + version,
 				Patch:      shape,
 				Beta:       opt.Beta,
@@ -149,8 +163,8 @@ scripts/fig5.sh at d = 16.`,
 				return err
 			}
 			log.Logf("wrote %s and %s", out, dict)
-			fmt.Fprintf(cmd.OutOrStdout(), "%s d=%d atoms=%d samples=%d beta=%g iterations=%d objective=%.6g reading=%.1fs learning=%.1fs\n",
-				model, d, opt.Atoms, samples, opt.Beta, res.Iterations, res.Objective[len(res.Objective)-1],
+			fmt.Fprintf(cmd.OutOrStdout(), "%s d=%d atoms=%d samples=%d whiten=%t beta=%g iterations=%d objective=%.6g reading=%.1fs learning=%.1fs\n",
+				model, d, opt.Atoms, samples, whiten, opt.Beta, res.Iterations, res.Objective[len(res.Objective)-1],
 				readTime.Seconds(), learnTime.Seconds())
 			return nil
 		},
@@ -159,13 +173,14 @@ scripts/fig5.sh at d = 16.`,
 	f.StringVar(&modelName, "model", "2dsc", "2dsc (patch = d×1×d tensor, t-product) or sc (patch = d²-vector)")
 	f.IntVar(&d, "patch", 16, "patch side d in pixels (≥ 2)")
 	f.IntVar(&opt.Atoms, "atoms", 64, "number of dictionary atoms")
-	f.Float64Var(&opt.Beta, "beta", 0.1, "ℓ1 weight β, for pixels on [0, 1]")
+	f.Float64Var(&opt.Beta, "beta", 0.1, "ℓ1 weight β, for pixels on [0, 1] (unit variance with --whiten)")
 	f.IntVar(&samples, "samples", 10000, "training patches drawn at random from the images")
 	f.IntVar(&opt.Iters, "iters", 30, "outer learning iterations")
 	f.IntVar(&opt.InnerIters, "inner-iters", 20, "FISTA iterations per outer iteration")
 	f.Uint64Var(&opt.Seed, "seed", 1, "seed of the patch sample and the initial dictionary")
 	f.IntVar(&threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
 	f.BoolVar(&luminance, "luminance", false, "convert colour images to luminance (BT.601) instead of refusing them")
+	f.BoolVar(&whiten, "whiten", false, "whiten every image first: 2-D DFT × f·exp(−(f/0.4)⁴), f in cycles/pixel, then unit variance")
 	f.StringVarP(&out, "out", "o", "", "PNG to draw the atoms into")
 	f.StringVar(&dict, "dict", "", "dictionary file to write (JSON)")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
@@ -195,6 +210,22 @@ func learnUntil(ctx context.Context, x *tsc.Tensor, opt tsc.LearnOptions) (*tsc.
 	case out := <-done:
 		return out.res, out.err
 	}
+}
+
+// whitenedText is the word for whitened images in the log, if they are.
+func whitenedText(whiten bool) string {
+	if whiten {
+		return "whitened "
+	}
+	return ""
+}
+
+// scaleText says in a dictionary file what scale its patches were on.
+func scaleText(whiten bool) string {
+	if whiten {
+		return fmt.Sprintf("images whitened by the zero-phase filter f·exp(−(f/%g)⁴), f in cycles per pixel, then scaled to unit variance", gray.WhitenF0)
+	}
+	return "pixels on [0, 1]"
 }
 
 // layoutText says how the atoms of a dictionary file map to image patches.

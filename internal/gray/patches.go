@@ -120,6 +120,10 @@ type SampleOptions struct {
 	Seed uint64
 	// Luminance converts colour images to luminance (see ReadPNG).
 	Luminance bool
+	// Whiten whitens every image (see Whiten) before its patches are cut,
+	// so the patches are on the unit-variance scale of the whitened
+	// images, not on [0, 1].
+	Whiten bool
 	// Progress, if not nil, is called after every image read with the
 	// number of images read and the number of images holding samples.
 	Progress func(done, total int)
@@ -133,7 +137,8 @@ const sampleStream = 0x6772_6179_7061_7463
 // equally likely, so a larger image gives more patches), removes the mean
 // of every patch and returns them in the layout l: an M×Samples×K tensor
 // whose patches are in the order of the files and, within a file, of their
-// top-left corner (row-major). Images are read one at a time, and only
+// top-left corner (row-major). With opt.Whiten the patches are cut from
+// the whitened images. Images are read one at a time, and only
 // those that hold a sample; only their sizes are read first. It is an
 // error, naming the file, if an image is smaller than D×D or cannot be
 // read, and an error if the images have fewer windows than opt.Samples.
@@ -178,6 +183,11 @@ func Sample(files []string, l Layout, opt SampleOptions) (*tsc.Tensor, error) {
 		img, err := ReadPNG(files[f], opt.Luminance)
 		if err != nil {
 			return nil, err
+		}
+		if opt.Whiten {
+			if img, err = Whiten(img); err != nil {
+				return nil, fmt.Errorf("%s: %w", files[f], err)
+			}
 		}
 		for ; j < len(pos) && pos[j] < start[f+1]; j++ {
 			w := pos[j] - start[f]
