@@ -167,29 +167,234 @@ func TestDFTRowsStrided(t *testing.T) {
 	}
 }
 
-// BenchmarkDFTTubes measures the split-form transforms of 30 tubes (one
-// code block of the paper's dictionary) and reports ns per tube.
-func BenchmarkDFTTubes(b *testing.B) {
-	for _, k := range []int{5, 16, 32} {
-		const rows = 30
-		p := NewDFT(k)
-		rng := rand.New(rand.NewPCG(1, 5))
-		src := make([]float64, rows*k)
-		for i := range src {
-			src[i] = rng.NormFloat64()
+// fftLengths are the lengths of the FFT tests: every length up to 40 (odd,
+// prime, powers of 2, and the radices 2, 3, 4, 5 mixed), and longer ones
+// with several stages or beyond the stack buffers.
+func fftLengths() []int {
+	ks := []int{48, 60, 64, 70, 96, 100, 128, 250}
+	for k := 1; k <= 40; k++ {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// TestRFFTPlanCoverage checks which lengths get an FFT plan: exactly the
+// even ones whose half has no prime factor above 5.
+func TestRFFTPlanCoverage(t *testing.T) {
+	for _, k := range fftLengths() {
+		h, smooth := k/2, k%2 == 0
+		for _, p := range []int{2, 3, 5} {
+			for h > 1 && h%p == 0 {
+				h /= p
+			}
 		}
-		dst := make([]float64, rows*k)
-		b.Run(fmt.Sprintf("forward/k=%d", k), func(b *testing.B) {
-			for b.Loop() {
-				p.forwardRows(dst, rows, src, rows, rows)
+		smooth = smooth && h == 1
+		if got := newRFFT(k) != nil; got != smooth {
+			t.Errorf("k=%d: plan %v, want %v", k, got, smooth)
+		}
+		if got, want := NewDFT(k).fast != nil, smooth && k >= minFFT; got != want {
+			t.Errorf("k=%d: DFT uses the FFT: %v, want %v", k, got, want)
+		}
+	}
+}
+
+// TestRFFTMatchesGonumAndMatrix checks the FFT on strided blocks of tubes,
+// forward against gonum's FFT and the DFT matrix, inverse against gonum's
+// inverse and the matrix, and the round trip.
+func TestRFFTMatchesGonumAndMatrix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 6))
+	for _, k := range fftLengths() {
+		f := newRFFT(k)
+		if f == nil {
+			continue
+		}
+		p, fft := NewDFT(k), fourier.NewFFT(k)
+		tol := 1e-13 * float64(k)
+		for _, rows := range []int{1, 3, 8, 13} {
+			ss, ds := rows+rng.IntN(4), rows+rng.IntN(4)
+			src := make([]float64, k*ss)
+			for i := range src {
+				src[i] = rng.NormFloat64()
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/tube")
-		})
-		b.Run(fmt.Sprintf("inverse/k=%d", k), func(b *testing.B) {
-			for b.Loop() {
-				p.inverseRows(src, rows, dst, rows, rows)
+			orig := append([]float64(nil), src...)
+			dst := make([]float64, k*ds)
+			for i := range dst {
+				dst[i] = math.NaN() // the transform must not read dst
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/tube")
-		})
+			f.forward(dst, ds, src, ss, rows)
+			mat := make([]float64, k*ds)
+			applyRows(mat, ds, p.fwd, src, ss, k, rows)
+			tube := make([]float64, k)
+			split := make([]float64, k)
+			for q := range rows {
+				for tt := range k {
+					tube[tt] = src[tt*ss+q]
+				}
+				complexToSplit(split, fft.Coefficients(nil, tube))
+				for c := range k {
+					got := dst[c*ds+q]
+					if math.Abs(got-split[c]) > tol || math.Abs(got-mat[c*ds+q]) > tol {
+						t.Fatalf("k=%d rows=%d: forward component %d of tube %d = %v, gonum %v, matrix %v",
+							k, rows, c, q, got, split[c], mat[c*ds+q])
+					}
+				}
+			}
+			for i, v := range orig {
+				if src[i] != v {
+					t.Fatalf("k=%d: forward changed its input", k)
+				}
+			}
+			spec := append([]float64(nil), dst...)
+			back := make([]float64, k*ss)
+			for i := range back {
+				back[i] = math.NaN()
+			}
+			f.inverse(back, ss, dst, ds, rows)
+			mat = make([]float64, k*ss)
+			applyRows(mat, ss, p.inv, dst, ds, k, rows)
+			half := make([]complex128, Stored(k))
+			for q := range rows {
+				for c := range k {
+					split[c] = dst[c*ds+q]
+				}
+				splitToComplex(half, split)
+				seq := fft.Sequence(nil, half)
+				for tt := range k {
+					got := back[tt*ss+q]
+					if math.Abs(got-seq[tt]/float64(k)) > tol || math.Abs(got-mat[tt*ss+q]) > tol {
+						t.Fatalf("k=%d rows=%d: inverse element %d of tube %d = %v, gonum %v, matrix %v",
+							k, rows, tt, q, got, seq[tt]/float64(k), mat[tt*ss+q])
+					}
+					if math.Abs(got-src[tt*ss+q]) > tol {
+						t.Fatalf("k=%d rows=%d: round trip element %d of tube %d = %v, want %v",
+							k, rows, tt, q, got, src[tt*ss+q])
+					}
+				}
+			}
+			for i, v := range spec {
+				if math.Float64bits(dst[i]) != math.Float64bits(v) {
+					t.Fatalf("k=%d: inverse changed its input", k)
+				}
+			}
+		}
+	}
+}
+
+// TestRFFTParseval checks ‖x‖² = (1/k) Σ_ℓ w_ℓ |X̂_ℓ|² for the FFT's split
+// spectra, including the ones gonum does not produce (long tubes).
+func TestRFFTParseval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 7))
+	for _, k := range append(fftLengths(), 480, 1000) {
+		f := newRFFT(k)
+		if f == nil {
+			continue
+		}
+		x, s := make([]float64, k), make([]float64, k)
+		var want float64
+		for i := range x {
+			x[i] = rng.NormFloat64()
+			want += x[i] * x[i]
+		}
+		f.forward(s, 1, x, 1, 1)
+		got := s[0] * s[0]
+		for l := 1; l < Stored(k); l++ {
+			if 2*l == k {
+				got += s[k-1] * s[k-1]
+			} else {
+				got += 2 * (s[2*l-1]*s[2*l-1] + s[2*l]*s[2*l])
+			}
+		}
+		if got /= float64(k); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("k=%d: (1/k)Σ w_ℓ|X̂_ℓ|² = %v, ‖x‖² = %v", k, got, want)
+		}
+	}
+}
+
+// TestRFFTDeterministic checks that a tube's transform does not depend on
+// the other tubes of its block or on the stride, bit for bit.
+func TestRFFTDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 8))
+	const k, rows = 32, 7
+	f := newRFFT(k)
+	src := make([]float64, k*rows)
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	all := make([]float64, k*rows)
+	f.forward(all, rows, src, rows, rows)
+	one := make([]float64, k)
+	for q := range rows {
+		f.forward(one, 1, src[q:], rows, 1)
+		for c, v := range one {
+			if math.Float64bits(v) != math.Float64bits(all[c*rows+q]) {
+				t.Fatalf("tube %d component %d: alone %v, in a block %v", q, c, v, all[c*rows+q])
+			}
+		}
+	}
+}
+
+func TestDFTRowsAllocateNothing(t *testing.T) {
+	for _, k := range []int{5, 17, 30, 32} {
+		p := NewDFT(k)
+		const rows = 8
+		src, dst := make([]float64, k*rows), make([]float64, k*rows)
+		if a := testing.AllocsPerRun(5, func() {
+			p.forwardRows(dst, rows, src, rows, rows)
+			p.inverseRows(src, rows, dst, rows, rows)
+		}); a != 0 {
+			t.Errorf("k=%d: transforms allocate %v times per call", k, a)
+		}
+	}
+}
+
+// dftBenchLengths are the tube lengths of BenchmarkDFTTubes: the paper's 5,
+// the natural-image 8, 16 and 32, the prime 17 (matrix path) and lengths
+// around the FFT crossover.
+var dftBenchLengths = []int{5, 6, 8, 10, 12, 16, 17, 20, 24, 32}
+
+// BenchmarkDFTTubes measures the split-form transforms of blocks of 32 and
+// 64 tubes (the patch and code blocks of the natural-image model) and
+// reports ns per tube, for each transform path that a length has.
+func BenchmarkDFTTubes(b *testing.B) {
+	for _, k := range dftBenchLengths {
+		for _, rows := range []int{32, 64} {
+			p := NewDFT(k)
+			rng := rand.New(rand.NewPCG(1, 5))
+			src := make([]float64, rows*k)
+			for i := range src {
+				src[i] = rng.NormFloat64()
+			}
+			dst := make([]float64, rows*k)
+			paths := map[string][2]func(){
+				"auto": {
+					func() { p.forwardRows(dst, rows, src, rows, rows) },
+					func() { p.inverseRows(src, rows, dst, rows, rows) },
+				},
+				"matrix": {
+					func() { applyRows(dst, rows, p.fwd, src, rows, k, rows) },
+					func() { applyRows(src, rows, p.inv, dst, rows, k, rows) },
+				},
+			}
+			if f := newRFFT(k); f != nil {
+				paths["fft"] = [2]func(){
+					func() { f.forward(dst, rows, src, rows, rows) },
+					func() { f.inverse(src, rows, dst, rows, rows) },
+				}
+			}
+			for _, name := range []string{"auto", "matrix", "fft"} {
+				fns, ok := paths[name]
+				if !ok {
+					continue
+				}
+				for dir, fn := range map[string]func(){"forward": fns[0], "inverse": fns[1]} {
+					b.Run(fmt.Sprintf("k=%d/rows=%d/%s/%s", k, rows, name, dir), func(b *testing.B) {
+						for b.Loop() {
+							fn()
+						}
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/tube")
+					})
+				}
+			}
+		}
 	}
 }
