@@ -48,8 +48,9 @@ type fftStage struct {
 	tw   []float64
 }
 
-// fftRadices are the butterflies rfft has, largest first: radix 4 needs no
-// multiplications beyond its twiddles, so it is preferred over 2·2.
+// fftRadices are the butterflies rfft has, in the order they are split off:
+// radix 4 first, as it needs no multiplications beyond its twiddles and
+// so costs less than two radix-2 stages.
 var fftRadices = []int{4, 2, 3, 5}
 
 // fftFactors splits h into the radices of fftRadices, outermost stage first,
@@ -133,7 +134,8 @@ func (f *rfft) forward(dst []float64, dstride int, src []float64, sstride, rows 
 	}
 	f.passes(dst, dstride, rows, f.fre, f.fim, -1)
 	// Untangle Z into the half spectrum of x, in place.
-	x0, xh := dst[:rows], dst[(f.k-1)*dstride:(f.k-1)*dstride+rows]
+	x0, xh := vec(dst, 0, dstride, rows), vec(dst, f.k-1, dstride, rows)
+	xh = xh[:len(x0)]
 	for q, a := range x0 {
 		b := xh[q]
 		x0[q], xh[q] = a+b, a-b
@@ -141,6 +143,7 @@ func (f *rfft) forward(dst []float64, dstride int, src []float64, sstride, rows 
 	for l := 1; 2*l < h; l++ {
 		zr, zi := vec(dst, 2*l-1, dstride, rows), vec(dst, 2*l, dstride, rows)
 		yr, yi := vec(dst, 2*(h-l)-1, dstride, rows), vec(dst, 2*(h-l), dstride, rows)
+		zi, yr, yi = zi[:len(zr)], yr[:len(zr)], yi[:len(zr)]
 		c, s := f.cs[l], f.sn[l]
 		for q := range zr {
 			er, ei := 0.5*(zr[q]+yr[q]), 0.5*(zi[q]-yi[q])
@@ -169,6 +172,7 @@ func (f *rfft) inverse(dst []float64, dstride int, src []float64, sstride, rows 
 		x0, xh := vec(src, 0, sstride, rows), vec(src, k-1, sstride, rows)
 		P := f.pos[0]
 		zr, zi := vec(dst, f.ire[P], dstride, rows), vec(dst, f.iim[P], dstride, rows)
+		xh, zr, zi = xh[:len(x0)], zr[:len(x0)], zi[:len(x0)]
 		for q, a := range x0 {
 			b := xh[q]
 			zr[q], zi[q] = sc*(a+b), sc*(a-b)
@@ -180,6 +184,8 @@ func (f *rfft) inverse(dst []float64, dstride int, src []float64, sstride, rows 
 		P, R := f.pos[l], f.pos[h-l]
 		zr, zi := vec(dst, f.ire[P], dstride, rows), vec(dst, f.iim[P], dstride, rows)
 		wr, wi := vec(dst, f.ire[R], dstride, rows), vec(dst, f.iim[R], dstride, rows)
+		n := len(xr)
+		xi, yr, yi, zr, zi, wr, wi = xi[:n], yr[:n], yi[:n], zr[:n], zi[:n], wr[:n], wi[:n]
 		c, s := f.cs[l], f.sn[l]
 		for q := range xr {
 			er, ei := sc*(xr[q]+yr[q]), sc*(xi[q]-yi[q])
@@ -194,6 +200,7 @@ func (f *rfft) inverse(dst []float64, dstride int, src []float64, sstride, rows 
 		xr, xi := vec(src, 2*l-1, sstride, rows), vec(src, 2*l, sstride, rows)
 		P := f.pos[l]
 		zr, zi := vec(dst, f.ire[P], dstride, rows), vec(dst, f.iim[P], dstride, rows)
+		xi, zr, zi = xi[:len(xr)], zr[:len(xr)], zi[:len(xr)]
 		for q := range xr {
 			zr[q], zi[q] = 2*sc*xr[q], -2*sc*xi[q]
 		}
