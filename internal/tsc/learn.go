@@ -1,6 +1,7 @@
 package tsc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -72,13 +73,23 @@ const seedStream = 0x2d5c_d1c7
 // Learn returns an error if the options are invalid, x holds a NaN or an
 // infinity, or fewer than opt.Atoms training patches are non-zero.
 func Learn(x *Tensor, opt LearnOptions) (*LearnResult, error) {
+	return LearnContext(context.Background(), x, opt)
+}
+
+// LearnContext is Learn that stops when ctx is done: it returns ctx.Err()
+// within one batch of coding (EncodeAll's BatchSize patches), so that an
+// interrupted command does not wait for a long outer iteration to end.
+func LearnContext(ctx context.Context, x *Tensor, opt LearnOptions) (*LearnResult, error) {
 	return learn(x, opt, func(d, b *Tensor, warm bool, threads int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		enc, err := NewEncoder(d, EncodeOptions{Beta: opt.Beta, MaxIter: opt.InnerIters})
 		if err != nil {
 			return err
 		}
-		enc.EncodeAll(b, x, warm, threads)
-		return nil
+		enc.encodeAll(ctx.Done(), b, x, warm, threads)
+		return ctx.Err()
 	})
 }
 
@@ -122,7 +133,9 @@ func learn(x *Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
 	res := &LearnResult{Dict: d}
 	for p := range opt.Iters {
 		copy(curB.Data, prevB.Data)
-		if err := code(d, curB, p > 0, threads); err != nil {
+		if err := code(d, curB, p > 0, threads); errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		} else if err != nil {
 			return nil, fmt.Errorf("tsc: Learn: outer iteration %d: %w", p+1, err)
 		}
 		u.accumulate(&curStats, x, curB)

@@ -1,6 +1,8 @@
 package tsc
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -499,6 +501,56 @@ func TestLearnSomeDeadAtoms(t *testing.T) {
 			if n2 := dictAtomNorm2(res.Dict, j); n2 > 1+1e-9 || n2 < 1e-3 {
 				t.Errorf("k=%d: atom %d has squared norm %.15g", k, j, n2)
 			}
+		}
+	}
+}
+
+func TestLearnContextStopsWhenCancelled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	x := learnPatches(rng, 9, 500, 5, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	res, err := LearnContext(ctx, x, LearnOptions{
+		Atoms: 6, Beta: 0.1, Iters: 10, InnerIters: 5, Seed: 1,
+		Progress: func(iter int, _ float64) {
+			calls++
+			if iter == 2 {
+				cancel()
+			}
+		},
+	})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("cancelled after iteration 2: result %v, error %v; want no result and context.Canceled", res, err)
+	}
+	if calls != 2 {
+		t.Errorf("%d iterations reported after cancelling at the second", calls)
+	}
+}
+
+func TestEncodeAllStartsNoBatchOnceStopped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	m, r, k, n := 9, 6, 5, 700
+	enc, err := NewEncoder(dictUnitAtoms(rng, m, r, k), EncodeOptions{Beta: 0.1, MaxIter: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := learnPatches(rng, m, n, k, 8)
+	stop := make(chan struct{})
+	want, got := NewTensor(r, n, k), NewTensor(r, n, k)
+	enc.EncodeAll(want, x, false, 2)
+	enc.encodeAll(stop, got, x, false, 2)
+	if !slices.Equal(want.Data, got.Data) {
+		t.Errorf("an open stop channel changes the codes")
+	}
+	close(stop)
+	for i := range got.Data {
+		got.Data[i] = math.NaN()
+	}
+	enc.encodeAll(stop, got, x, false, 2)
+	for i, v := range got.Data {
+		if !math.IsNaN(v) {
+			t.Fatalf("code %d was written after stop was closed", i)
 		}
 	}
 }

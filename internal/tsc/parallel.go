@@ -22,6 +22,13 @@ func (e *Encoder) BatchSize() int {
 // bit. It returns the largest number of iterations done by a patch, and
 // panics if the sizes do not fit the encoder.
 func (e *Encoder) EncodeAll(b, x *Tensor, warm bool, threads int) (iterations int) {
+	return e.encodeAll(nil, b, x, warm, threads)
+}
+
+// encodeAll is EncodeAll that starts no further batch once stop is closed
+// (a nil stop never is); the codes of the batches not started are left as
+// they were.
+func (e *Encoder) encodeAll(stop <-chan struct{}, b, x *Tensor, warm bool, threads int) (iterations int) {
 	if x.M != e.m || x.K != e.k || b.M != e.r || b.K != e.k || b.N != x.N {
 		panic(fmt.Sprintf("tsc: EncodeAll: patches %d×%d×%d and codes %d×%d×%d for a %d×%d×%d dictionary",
 			x.M, x.N, x.K, b.M, b.N, b.K, e.m, e.r, e.k))
@@ -39,6 +46,11 @@ func (e *Encoder) EncodeAll(b, x *Tensor, warm bool, threads int) (iterations in
 		wg.Go(func() {
 			ws := e.NewWorkspace(size)
 			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
 				i := int(next.Add(1) - 1)
 				if i >= batches {
 					return
