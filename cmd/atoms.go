@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -135,7 +134,7 @@ scripts/fig5.sh at d = 16.`,
 			opt.Progress = func(iter int, obj float64) {
 				log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
 			}
-			res, err := learnUntil(cmd.Context(), x, opt)
+			res, err := tsc.LearnContext(cmd.Context(), x, opt)
 			log.Finish()
 			if err != nil {
 				return err
@@ -185,31 +184,6 @@ scripts/fig5.sh at d = 16.`,
 	f.StringVar(&dict, "dict", "", "dictionary file to write (JSON)")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	return c
-}
-
-// learnUntil runs tsc.Learn and returns ctx.Err() as soon as ctx is
-// cancelled (Ctrl-C). Learning has no cancellation point of its own, so an
-// interrupted run leaves the learning goroutine to the exiting process and
-// writes nothing.
-func learnUntil(ctx context.Context, x *tsc.Tensor, opt tsc.LearnOptions) (*tsc.LearnResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	type outcome struct {
-		res *tsc.LearnResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := tsc.Learn(x, opt)
-		done <- outcome{res, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case out := <-done:
-		return out.res, out.err
-	}
 }
 
 // whitenedText is the word for whitened images in the log, if they are.
