@@ -27,7 +27,9 @@ func (s *solverFlags) register(f *pflag.FlagSet, training bool) {
 	f.Float64Var(&s.beta, "beta", 0, "ℓ1 weight β (default: derived from σ, see README)")
 	f.IntVar(&s.o.Patch, "patch", d.Patch, "patch side p in pixels")
 	f.IntVar(&s.o.Depth, "depth", d.Depth, "patch depth q in bands")
-	f.IntVar(&s.o.Stride, "stride", d.Stride, "spatial step between patches, 1..patch (spectral step is 1)")
+	// The default step depends on σ, which is known only in resolve: the
+	// flag's own default is not used when it is not given.
+	f.IntVar(&s.o.Stride, "stride", 0, "spatial step between patches, 1..patch (spectral step is 1) (default: derived from σ, 1 for σ ≥ 20, else 2)")
 	f.IntVar(&s.o.Atoms, "atoms", d.Atoms, "number of dictionary atoms")
 	f.IntVar(&s.o.Samples, "samples", d.Samples, "training patches drawn at random from the input")
 	f.IntVar(&s.o.TrainIters, "iters", d.TrainIters, "maximum outer training iterations")
@@ -43,9 +45,10 @@ func (s *solverFlags) register(f *pflag.FlagSet, training bool) {
 	}
 }
 
-// resolve checks the flags and fills σ and β: β from --beta, else from σ by
-// the default rule; σ from --sigma, else estimated from the noisy cube
-// (and said on stderr).
+// resolve checks the flags and fills σ, β and the step: β from --beta,
+// else from σ by the default rule; the step from --stride, else from σ by
+// its default rule; σ from --sigma, else estimated from the noisy cube (and
+// said on stderr).
 func (s *solverFlags) resolve(cmd *cobra.Command, noisy *msi.Cube, log *reporter) (denoise.Options, error) {
 	f := cmd.Flags()
 	if f.Changed("sigma") && (!(s.sigma > 0) || math.IsInf(s.sigma, 0)) {
@@ -78,6 +81,9 @@ func (s *solverFlags) resolve(cmd *cobra.Command, noisy *msi.Cube, log *reporter
 		o.Beta = s.beta
 	} else {
 		o.Beta = denoise.BetaFor(s.sigma)
+	}
+	if !f.Changed("stride") {
+		o.Stride = denoise.StrideFor(s.sigma)
 	}
 	return o, o.Validate(noisy.Height, noisy.Width, noisy.Bands)
 }
