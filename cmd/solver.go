@@ -83,7 +83,9 @@ func (s *solverFlags) resolve(cmd *cobra.Command, noisy *msi.Cube, log *reporter
 		o.Beta = denoise.BetaFor(s.sigma)
 	}
 	if !f.Changed("stride") {
-		o.Stride = denoise.StrideFor(s.sigma)
+		// A step larger than the patch would leave pixels uncovered: the
+		// rule gives way to a small --patch.
+		o.Stride = min(denoise.StrideFor(s.sigma), o.Patch)
 	}
 	return o, o.Validate(noisy.Height, noisy.Width, noisy.Bands)
 }
