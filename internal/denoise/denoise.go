@@ -212,8 +212,8 @@ func (o *Options) Validate(height, width, bands int) error {
 }
 
 // Train learns a dictionary from Samples patches drawn at random (seeded)
-// over all patch positions of the cube. It returns ctx.Err() as soon as ctx
-// is cancelled.
+// over all patch positions of the cube. When ctx is cancelled it stops
+// within one batch of coding and returns ctx.Err().
 func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error) {
 	if err := o.Validate(c.Height, c.Width, c.Bands); err != nil {
 		return nil, err
@@ -233,32 +233,15 @@ func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error
 		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", len(idx), o.Atoms)
 	}
 
-	type outcome struct {
-		res *tsc.LearnResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := tsc.Learn(x, tsc.LearnOptions{
-			Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,
-			Tol: o.TrainTol, Seed: o.Seed, Threads: o.Threads,
-			Progress: func(iter int, obj float64) {
-				if o.TrainProgress != nil {
-					o.TrainProgress(iter, o.TrainIters, obj)
-				}
-			},
-		})
-		done <- outcome{res, err}
-	}()
-	// Learning has no cancellation point of its own; an interrupted run
-	// returns at once and leaves the learning goroutine to the exiting
-	// process.
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case out := <-done:
-		return out.res, out.err
-	}
+	return tsc.LearnContext(ctx, x, tsc.LearnOptions{
+		Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,
+		Tol: o.TrainTol, Seed: o.Seed, Threads: o.Threads,
+		Progress: func(iter int, obj float64) {
+			if o.TrainProgress != nil {
+				o.TrainProgress(iter, o.TrainIters, obj)
+			}
+		},
+	})
 }
 
 // Reconstruct codes every overlapping patch of c over the dictionary d
