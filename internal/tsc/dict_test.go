@@ -81,37 +81,6 @@ func dictAtomNorm2(d *Tensor, j int) float64 {
 	return s
 }
 
-// dictCirc returns the mk×rk block-circulant matrix of d: block (i, j) is
-// the frontal slice D^((i−j) mod k).
-func dictCirc(d *Tensor) *mat.Dense {
-	m, r, k := d.M, d.N, d.K
-	c := mat.NewDense(m*k, r*k, nil)
-	for bi := range k {
-		for bj := range k {
-			l := (bi - bj + k) % k
-			for i := range m {
-				for q := range r {
-					c.Set(bi*m+i, bj*r+q, d.At(i, q, l))
-				}
-			}
-		}
-	}
-	return c
-}
-
-// dictUnfold returns the mk×n matrix stacking the frontal slices of x.
-func dictUnfold(x *Tensor) *mat.Dense {
-	u := mat.NewDense(x.M*x.K, x.N, nil)
-	for t := range x.K {
-		for i := range x.M {
-			for j := range x.N {
-				u.Set(t*x.M+i, j, x.At(i, j, t))
-			}
-		}
-	}
-	return u
-}
-
 // dictProjectedGradient solves min_D ½‖unfold(X) − circ(D)·unfold(B)‖² s.t.
 // ‖D(:,j,:)‖² ≤ 1 by projected gradient descent on the block-circulant
 // matrix form (Lemma 1), with the exact Lipschitz constant of the explicit
@@ -120,8 +89,8 @@ func dictUnfold(x *Tensor) *mat.Dense {
 func dictProjectedGradient(t *testing.T, x, b *Tensor, r int) (*Tensor, float64) {
 	m, k := x.M, x.K
 	nv := m * r * k
-	u := dictUnfold(b)
-	y := dictUnfold(x)
+	u := tpUnfold(b)
+	y := tpUnfold(x)
 	rows := m * k * x.N
 	a := mat.NewDense(rows, nv, nil)
 	unit := NewTensor(m, r, k)
@@ -129,7 +98,7 @@ func dictProjectedGradient(t *testing.T, x, b *Tensor, r int) (*Tensor, float64)
 	for v := range nv {
 		clear(unit.Data)
 		unit.Data[v] = 1
-		cu.Mul(dictCirc(unit), u)
+		cu.Mul(tpCirc(unit), u)
 		for i := range m * k {
 			for j := range x.N {
 				a.Set(i*x.N+j, v, cu.At(i, j))
