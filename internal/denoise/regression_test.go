@@ -1,11 +1,9 @@
 package denoise
 
 import (
-	"context"
 	"testing"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/noise"
 	"tdsc/internal/testenv"
 )
 
@@ -33,17 +31,7 @@ func TestRegressionBalloons(t *testing.T) {
 			copy(clean.Data[(b*n+y)*n:(b*n+y+1)*n], full.Data[(b*full.Height+y0+y)*full.Width+x0:][:n])
 		}
 	}
-	const sigma = 30
-	noisy := noise.Add(nil, clean, sigma, 1)
-	o := Defaults(sigma)
-	res, err := Train(context.Background(), noisy, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Reconstruct(context.Background(), noisy, res.Dict, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, out := noiseAndDenoise(t, clean, 30)
 	got := psnr(t, clean, out)
 	t.Logf("PSNR %.4f dB (recorded %.4f dB)", got, regressionPSNR)
 	if got < regressionPSNR-0.3 {
