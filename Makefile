@@ -37,6 +37,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseENVIHeader$$' -fuzztime 15s ./internal/msi
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNGStack$$' -fuzztime 15s ./internal/msi
 	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/tsc
+	$(GO) test -run '^$$' -fuzz '^FuzzReadPNG$$' -fuzztime 15s ./internal/gray
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo 'gofmt: the files above need formatting'; exit 1; }
