@@ -220,6 +220,7 @@ type Workspace struct {
 	fy         []float64 // n×(R·K): split spectra of momentum points (or codes)
 	fz         []float64 // n×(R·K): split spectra of A*Y (or of C/L)
 	w          []float64 // one lateral slice of R×K (or M×K): a step or a tube run
+	above      []int32   // R·K slots: the positions i of a step with |w[i]| > β/L
 	idx        []int32   // per patch, R·K slots: positions t·R+q of the non-zeros of Y
 	val        []float64 // per patch, R·K slots: their values
 	nnz        []int32   // per patch: the number of non-zeros of Y
@@ -243,6 +244,7 @@ func (e *Encoder) NewWorkspace(n int) *Workspace {
 		fy:    make([]float64, n*rk),
 		fz:    make([]float64, n*rk),
 		w:     make([]float64, max(rk, mk)),
+		above: make([]int32, rk),
 		idx:   make([]int32, n*rk),
 		val:   make([]float64, n*rk),
 		nnz:   make([]int32, n),
@@ -353,6 +355,7 @@ func (e *Encoder) sparseNext(ws *Workspace) bool {
 func (e *Encoder) sparseStep(ws *Workspace, b *Tensor, om float64, it int32) []int32 {
 	rk := e.r * e.k
 	w := ws.w[:rk]
+	tb := math.Float64bits(e.tau)
 	keep := ws.act[:0]
 	for _, j := range ws.act {
 		lo, hi := int(j)*rk, int(j+1)*rk
@@ -360,12 +363,14 @@ func (e *Encoder) sparseStep(ws *Workspace, b *Tensor, om float64, it int32) []i
 		step := ws.cp[lo:hi]
 		// With Y_p = 0 and B_{p−1} = 0 the step is C/L itself, which
 		// proxStep then only reads.
+		var na int
 		if cnt > 0 || ws.nsup[j] > 0 {
-			copy(w, step)
-			accumulate(w, e.a2, e.aoff, ws.idx[lo:lo+cnt], ws.val[lo:lo+cnt])
+			na = accumulate(w, step, e.a2, e.aoff, ws.idx[lo:lo+cnt], ws.val[lo:lo+cnt], tb, ws.above)
 			step = w
+		} else {
+			na = aboveList(ws.above, step, tb)
 		}
-		if e.proxStep(ws, b, j, step, om, it) {
+		if e.proxStep(ws, b, j, step, ws.above[:na], om, it) {
 			keep = append(keep, j)
 		}
 	}
@@ -377,6 +382,7 @@ func (e *Encoder) sparseStep(ws *Workspace, b *Tensor, om float64, it int32) []i
 func (e *Encoder) denseStep(ws *Workspace, b *Tensor, om float64, it int32) []int32 {
 	rk := e.r * e.k
 	w := ws.w[:rk]
+	tb := math.Float64bits(e.tau)
 	for a, j := range ws.act {
 		lo := int(j) * rk
 		clear(w)
@@ -394,50 +400,161 @@ func (e *Encoder) denseStep(ws *Workspace, b *Tensor, om float64, it int32) []in
 		for i := range w {
 			w[i] += cp[i]
 		}
-		if e.proxStep(ws, b, j, w, om, it) {
+		na := aboveList(ws.above, w, tb)
+		if e.proxStep(ws, b, j, w, ws.above[:na], om, it) {
 			keep = append(keep, j)
 		}
 	}
 	return keep
 }
 
-// accumulate adds to w, for every non-zero (position idx[s] = t·R+q, value
-// val[s]), val[s] times the run tab[off[idx[s]]:][:len(w)]: the shifted
-// column q of a doubled time-domain tensor. Four runs go in per pass over w.
-func accumulate(w, tab []float64, off []int32, idx []int32, val []float64) {
+// accumulate sets w to src + Σ_s val[s]·tab[off[idx[s]]:][:len(w)] (src
+// may be w): for every non-zero (position idx[s] = t·R+q, value val[s]) the
+// shifted column q of a doubled time-domain tensor. Four runs go in per pass
+// over w, then two, then one; each pass adds the sum of its runs to w, in
+// this order whatever the caller. The first pass reads src instead of w, so
+// a gradient step needs no copy of C/L first: most patches of a denoising
+// run have one or two non-zeros, and a pass costs little more than a copy.
+//
+// With a non-nil above, the last pass also lists there the positions i
+// with |w[i]| > τ (see aboveList; tb is the bit pattern of τ), in
+// increasing order, and accumulate returns their number: the test on a
+// value already in a register replaces a second pass over w.
+func accumulate(w, src, tab []float64, off []int32, idx []int32, val []float64, tb uint64, above []int32) int {
 	n := len(w)
+	// last is the start of the last pass, the one with the test.
+	last := len(idx)
+	switch {
+	case above == nil:
+	case len(idx)%2 == 1:
+		last = len(idx) - 1
+	case len(idx)%4 == 2:
+		last = len(idx) - 2
+	default:
+		last = len(idx) - 4
+	}
 	s := 0
 	for ; s+4 <= len(idx); s += 4 {
 		o0, o1, o2, o3 := off[idx[s]], off[idx[s+1]], off[idx[s+2]], off[idx[s+3]]
-		g0 := tab[o0 : int(o0)+n]
-		g1 := tab[o1 : int(o1)+n]
-		g2 := tab[o2 : int(o2)+n]
-		g3 := tab[o3 : int(o3)+n]
-		g0, g1, g2, g3 = g0[:len(w)], g1[:len(w)], g2[:len(w)], g3[:len(w)]
+		g0, g1, g2, g3 := tab[o0:int(o0)+n], tab[o1:int(o1)+n], tab[o2:int(o2)+n], tab[o3:int(o3)+n]
 		v0, v1, v2, v3 := val[s], val[s+1], val[s+2], val[s+3]
-		for i := range w {
-			w[i] += v0*g0[i] + v1*g1[i] + v2*g2[i] + v3*g3[i]
+		if s == last {
+			return add4Above(w, src, g0, g1, g2, g3, v0, v1, v2, v3, tb, above)
 		}
+		add4(w, src, g0, g1, g2, g3, v0, v1, v2, v3)
+		src = w
 	}
-	for ; s+2 <= len(idx); s += 2 {
+	if s+2 <= len(idx) {
 		o0, o1 := off[idx[s]], off[idx[s+1]]
-		g0 := tab[o0 : int(o0)+n]
-		g1 := tab[o1 : int(o1)+n]
-		g0, g1 = g0[:len(w)], g1[:len(w)]
-		v0, v1 := val[s], val[s+1]
-		for i := range w {
-			w[i] += v0*g0[i] + v1*g1[i]
+		g0, g1 := tab[o0:int(o0)+n], tab[o1:int(o1)+n]
+		if s == last {
+			return add2Above(w, src, g0, g1, val[s], val[s+1], tb, above)
 		}
+		add2(w, src, g0, g1, val[s], val[s+1])
+		src = w
+		s += 2
 	}
 	if s < len(idx) {
 		o := off[idx[s]]
 		g := tab[o : int(o)+n]
-		g = g[:len(w)]
-		v := val[s]
-		for i := range w {
-			w[i] += v * g[i]
+		if s == last {
+			return add1Above(w, src, g, val[s], tb, above)
+		}
+		add1(w, src, g, val[s])
+		return 0
+	}
+	// No runs at all.
+	copy(w, src)
+	if above == nil {
+		return 0
+	}
+	return aboveList(above, w, tb)
+}
+
+// The kernels of accumulate: w[i] = src[i] + (the sum of v·g[i] over the
+// runs g), and in the …Above variants the list of aboveList too. They are
+// separate loops so that the passes that need no test pay nothing for it.
+
+func add4(w, src, g0, g1, g2, g3 []float64, v0, v1, v2, v3 float64) {
+	src, g0, g1, g2, g3 = src[:len(w)], g0[:len(w)], g1[:len(w)], g2[:len(w)], g3[:len(w)]
+	for i := range w {
+		w[i] = src[i] + (v0*g0[i] + v1*g1[i] + v2*g2[i] + v3*g3[i])
+	}
+}
+
+func add4Above(w, src, g0, g1, g2, g3 []float64, v0, v1, v2, v3 float64, tb uint64, above []int32) int {
+	src, g0, g1, g2, g3 = src[:len(w)], g0[:len(w)], g1[:len(w)], g2[:len(w)], g3[:len(w)]
+	k := 0
+	for i := range w {
+		x := src[i] + (v0*g0[i] + v1*g1[i] + v2*g2[i] + v3*g3[i])
+		w[i] = x
+		if math.Float64bits(x)&signMask > tb {
+			above[k] = int32(i)
+			k++
 		}
 	}
+	return k
+}
+
+func add2(w, src, g0, g1 []float64, v0, v1 float64) {
+	src, g0, g1 = src[:len(w)], g0[:len(w)], g1[:len(w)]
+	for i := range w {
+		w[i] = src[i] + (v0*g0[i] + v1*g1[i])
+	}
+}
+
+func add2Above(w, src, g0, g1 []float64, v0, v1 float64, tb uint64, above []int32) int {
+	src, g0, g1 = src[:len(w)], g0[:len(w)], g1[:len(w)]
+	k := 0
+	for i := range w {
+		x := src[i] + (v0*g0[i] + v1*g1[i])
+		w[i] = x
+		if math.Float64bits(x)&signMask > tb {
+			above[k] = int32(i)
+			k++
+		}
+	}
+	return k
+}
+
+func add1(w, src, g []float64, v float64) {
+	src, g = src[:len(w)], g[:len(w)]
+	for i := range w {
+		w[i] = src[i] + v*g[i]
+	}
+}
+
+func add1Above(w, src, g []float64, v float64, tb uint64, above []int32) int {
+	src, g = src[:len(w)], g[:len(w)]
+	k := 0
+	for i := range w {
+		x := src[i] + v*g[i]
+		w[i] = x
+		if math.Float64bits(x)&signMask > tb {
+			above[k] = int32(i)
+			k++
+		}
+	}
+	return k
+}
+
+// signMask clears the sign bit of a float64 bit pattern.
+const signMask = 1<<63 - 1
+
+// aboveList writes to above the positions i with |w[i]| > τ, in increasing
+// order, and returns their number; tb is the bit pattern of τ ≥ 0. For
+// non-negative floats the order of the bit patterns is that of the values,
+// and masking the sign bit is cheaper than math.Abs; a NaN counts as above
+// (softThreshold turns it into a zero).
+func aboveList(above []int32, w []float64, tb uint64) int {
+	k := 0
+	for i, v := range w {
+		if math.Float64bits(v)&signMask > tb {
+			above[k] = int32(i)
+			k++
+		}
+	}
+	return k
 }
 
 // proxStep finishes iteration it of patch j from its gradient step w:
@@ -447,13 +564,15 @@ func accumulate(w, tab []float64, off []int32, idx []int32, val []float64) {
 //
 // The entries on the support of B_{p−1} are done first, from its list, and
 // cleared in w (w is written only when that support is not empty); the
-// remaining ones have B_{p−1} = 0 and change only where |w| > β/L, which a
-// scan finds with one comparison per entry.
+// remaining ones have B_{p−1} = 0 and change only where |w| > β/L: at the
+// positions in above (increasing), listed as w was computed (accumulate,
+// aboveList). A listed position on the support of B_{p−1} now holds 0 in w
+// and is skipped.
 //
 // A patch with Y_p = 0 and B_{p−1} = B_p = 0 is at a fixed point: every
 // later iteration repeats the same step from the same zeros. It stops
 // there; under Tol = 0 it counts as having run MaxIter iterations.
-func (e *Encoder) proxStep(ws *Workspace, b *Tensor, j int32, w []float64, om float64, it int32) bool {
+func (e *Encoder) proxStep(ws *Workspace, b *Tensor, j int32, w []float64, above []int32, om float64, it int32) bool {
 	rk := e.r * e.k
 	bj := b.Lateral(int(j))
 	bj = bj[:len(w)]
@@ -482,9 +601,8 @@ func (e *Encoder) proxStep(ws *Workspace, b *Tensor, j int32, w []float64, om fl
 			cnt++
 		}
 	}
-	tb := math.Float64bits(tau)
 	grow := 1 + om
-	for i := nextAbove(w, 0, tb); i < len(w); i = nextAbove(w, i+1, tb) {
+	for _, i := range above {
 		bn := softThreshold(w[i], tau)
 		if bn == 0 {
 			continue
@@ -492,9 +610,9 @@ func (e *Encoder) proxStep(ws *Workspace, b *Tensor, j int32, w []float64, om fl
 		bj[i] = bn
 		diff2 += bn * bn
 		norm2 += bn * bn
-		sup[ns] = int32(i)
+		sup[ns] = i
 		ns++
-		idx[cnt], val[cnt] = int32(i), grow*bn
+		idx[cnt], val[cnt] = i, grow*bn
 		cnt++
 	}
 	ws.nsup[j] = int32(ns)
@@ -508,30 +626,6 @@ func (e *Encoder) proxStep(ws *Workspace, b *Tensor, j int32, w []float64, om fl
 		return false
 	}
 	return !(tol > 0 && diff2 <= tol*tol*norm2)
-}
-
-// signMask clears the sign bit of a float64 bit pattern.
-const signMask = 1<<63 - 1
-
-// nextAbove returns the smallest i ≥ from with |w[i]| > τ, or len(w); tb is
-// the bit pattern of τ ≥ 0. For non-negative floats the order of the bit
-// patterns is that of the values, and masking the sign bit is cheaper than
-// math.Abs; a NaN counts as above (softThreshold turns it into a zero).
-func nextAbove(w []float64, from int, tb uint64) int {
-	i := from
-	for ; i+4 <= len(w); i += 4 {
-		a := w[i : i+4 : i+4]
-		if math.Float64bits(a[0])&signMask > tb || math.Float64bits(a[1])&signMask > tb ||
-			math.Float64bits(a[2])&signMask > tb || math.Float64bits(a[3])&signMask > tb {
-			break
-		}
-	}
-	for ; i < len(w); i++ {
-		if math.Float64bits(w[i])&signMask > tb {
-			return i
-		}
-	}
-	return len(w)
 }
 
 // softThreshold returns Prox_τ(v) = sign(v)·max(|v| − τ, 0).
@@ -583,7 +677,7 @@ func (e *Encoder) Reconstruct(ws *Workspace, dst, b *Tensor) {
 		}
 		dj := dst.Lateral(j)
 		clear(dj)
-		accumulate(dj, e.d2, e.doff, idx[:cnt], val[:cnt])
+		accumulate(dj, dj, e.d2, e.doff, idx[:cnt], val[:cnt], 0, nil)
 	}
 }
 

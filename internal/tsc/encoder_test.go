@@ -576,3 +576,79 @@ func ExampleEncoder() {
 	fmt.Printf("B(0,0,0) = %.3f, others ≈ 0: %v\n", b.At(0, 0, 0), math.Abs(b.At(1, 0, 0))+math.Abs(b.At(0, 0, 1)) < 1e-3)
 	// Output: B(0,0,0) = 1.990, others ≈ 0: true
 }
+
+// TestAccumulateMatchesPasses checks accumulate against its definition for
+// 0 to 9 runs: w copied from src, then one pass per group of four, two and
+// one runs, each adding the group's sum; bit for bit, and with the list of
+// positions above τ equal to a scan of the result (NaN counting as above).
+func TestAccumulateMatchesPasses(t *testing.T) {
+	const rows, cols, k = 6, 5, 4
+	rng := rand.New(rand.NewPCG(5, 3))
+	tensor := make([]float64, rows*cols*k)
+	for i := range tensor {
+		tensor[i] = rng.NormFloat64()
+	}
+	tab, off := doubledColumns(tensor, rows, cols, k)
+	n := rows * k
+	tau := 1.5
+	tb := math.Float64bits(tau)
+	for runs := 0; runs <= 9; runs++ {
+		src := make([]float64, n)
+		for i := range src {
+			src[i] = rng.NormFloat64()
+		}
+		src[3] = math.NaN()
+		idx, val := make([]int32, runs), make([]float64, runs)
+		for s, p := range rng.Perm(cols * k)[:runs] {
+			idx[s], val[s] = int32(p), rng.NormFloat64()
+		}
+		want := append([]float64(nil), src...)
+		for s := 0; s < runs; {
+			g := min(4, runs-s)
+			if g == 3 {
+				g = 2
+			}
+			for i := range want {
+				var sum float64
+				for r := s; r < s+g; r++ {
+					sum += val[r] * tab[int(off[idx[r]])+i]
+				}
+				want[i] += sum
+			}
+			s += g
+		}
+		var wantAbove []int32
+		for i, v := range want {
+			if !(math.Abs(v) <= tau) {
+				wantAbove = append(wantAbove, int32(i))
+			}
+		}
+		for _, list := range []bool{false, true} {
+			w := make([]float64, n)
+			var above []int32
+			if list {
+				above = make([]int32, n)
+			}
+			na := accumulate(w, src, tab, off, idx, val, tb, above)
+			for i := range w {
+				if math.Float64bits(w[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%d runs, list %v: w[%d] = %v, want %v", runs, list, i, w[i], want[i])
+				}
+			}
+			if !list {
+				continue
+			}
+			if fmt.Sprint(above[:na]) != fmt.Sprint(wantAbove) {
+				t.Errorf("%d runs: above %v, want %v", runs, above[:na], wantAbove)
+			}
+		}
+		// In place (src = w), as Reconstruct uses it.
+		w := append([]float64(nil), src...)
+		accumulate(w, w, tab, off, idx, val, 0, nil)
+		for i := range w {
+			if math.Float64bits(w[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%d runs in place: w[%d] = %v, want %v", runs, i, w[i], want[i])
+			}
+		}
+	}
+}
