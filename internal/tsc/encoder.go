@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"tdsc/internal/tsc/internal/kernel"
 )
 
 // EncodeOptions sets the sparse-coding problem and the FISTA iteration of an
@@ -439,18 +441,18 @@ func accumulate(w, src, tab []float64, off []int32, idx []int32, val []float64, 
 		g0, g1, g2, g3 := tab[o0:int(o0)+n], tab[o1:int(o1)+n], tab[o2:int(o2)+n], tab[o3:int(o3)+n]
 		v0, v1, v2, v3 := val[s], val[s+1], val[s+2], val[s+3]
 		if s == last {
-			return add4Above(w, src, g0, g1, g2, g3, v0, v1, v2, v3, tb, above)
+			return kernel.Add4Above(w, src, g0, g1, g2, g3, v0, v1, v2, v3, tb, above)
 		}
-		add4(w, src, g0, g1, g2, g3, v0, v1, v2, v3)
+		kernel.Add4(w, src, g0, g1, g2, g3, v0, v1, v2, v3)
 		src = w
 	}
 	if s+2 <= len(idx) {
 		o0, o1 := off[idx[s]], off[idx[s+1]]
 		g0, g1 := tab[o0:int(o0)+n], tab[o1:int(o1)+n]
 		if s == last {
-			return add2Above(w, src, g0, g1, val[s], val[s+1], tb, above)
+			return kernel.Add2Above(w, src, g0, g1, val[s], val[s+1], tb, above)
 		}
-		add2(w, src, g0, g1, val[s], val[s+1])
+		kernel.Add2(w, src, g0, g1, val[s], val[s+1])
 		src = w
 		s += 2
 	}
@@ -458,9 +460,9 @@ func accumulate(w, src, tab []float64, off []int32, idx []int32, val []float64, 
 		o := off[idx[s]]
 		g := tab[o : int(o)+n]
 		if s == last {
-			return add1Above(w, src, g, val[s], tb, above)
+			return kernel.Add1Above(w, src, g, val[s], tb, above)
 		}
-		add1(w, src, g, val[s])
+		kernel.Add1(w, src, g, val[s])
 		return 0
 	}
 	// No runs at all.
@@ -469,73 +471,6 @@ func accumulate(w, src, tab []float64, off []int32, idx []int32, val []float64, 
 		return 0
 	}
 	return aboveList(above, w, tb)
-}
-
-// The kernels of accumulate: w[i] = src[i] + (the sum of v·g[i] over the
-// runs g), and in the …Above variants the list of aboveList too. They are
-// separate loops so that the passes that need no test pay nothing for it.
-
-func add4(w, src, g0, g1, g2, g3 []float64, v0, v1, v2, v3 float64) {
-	src, g0, g1, g2, g3 = src[:len(w)], g0[:len(w)], g1[:len(w)], g2[:len(w)], g3[:len(w)]
-	for i := range w {
-		w[i] = src[i] + (v0*g0[i] + v1*g1[i] + v2*g2[i] + v3*g3[i])
-	}
-}
-
-func add4Above(w, src, g0, g1, g2, g3 []float64, v0, v1, v2, v3 float64, tb uint64, above []int32) int {
-	src, g0, g1, g2, g3 = src[:len(w)], g0[:len(w)], g1[:len(w)], g2[:len(w)], g3[:len(w)]
-	k := 0
-	for i := range w {
-		x := src[i] + (v0*g0[i] + v1*g1[i] + v2*g2[i] + v3*g3[i])
-		w[i] = x
-		if math.Float64bits(x)&signMask > tb {
-			above[k] = int32(i)
-			k++
-		}
-	}
-	return k
-}
-
-func add2(w, src, g0, g1 []float64, v0, v1 float64) {
-	src, g0, g1 = src[:len(w)], g0[:len(w)], g1[:len(w)]
-	for i := range w {
-		w[i] = src[i] + (v0*g0[i] + v1*g1[i])
-	}
-}
-
-func add2Above(w, src, g0, g1 []float64, v0, v1 float64, tb uint64, above []int32) int {
-	src, g0, g1 = src[:len(w)], g0[:len(w)], g1[:len(w)]
-	k := 0
-	for i := range w {
-		x := src[i] + (v0*g0[i] + v1*g1[i])
-		w[i] = x
-		if math.Float64bits(x)&signMask > tb {
-			above[k] = int32(i)
-			k++
-		}
-	}
-	return k
-}
-
-func add1(w, src, g []float64, v float64) {
-	src, g = src[:len(w)], g[:len(w)]
-	for i := range w {
-		w[i] = src[i] + v*g[i]
-	}
-}
-
-func add1Above(w, src, g []float64, v float64, tb uint64, above []int32) int {
-	src, g = src[:len(w)], g[:len(w)]
-	k := 0
-	for i := range w {
-		x := src[i] + v*g[i]
-		w[i] = x
-		if math.Float64bits(x)&signMask > tb {
-			above[k] = int32(i)
-			k++
-		}
-	}
-	return k
 }
 
 // signMask clears the sign bit of a float64 bit pattern.

@@ -581,8 +581,15 @@ func ExampleEncoder() {
 // 0 to 9 runs: w copied from src, then one pass per group of four, two and
 // one runs, each adding the group's sum; bit for bit, and with the list of
 // positions above τ equal to a scan of the result (NaN counting as above).
+// The runs have an even and an odd length (the SSE2 kernels do pairs).
 func TestAccumulateMatchesPasses(t *testing.T) {
-	const rows, cols, k = 6, 5, 4
+	for _, rows := range []int{6, 5} {
+		t.Run(fmt.Sprint("rows=", rows), func(t *testing.T) { testAccumulate(t, rows) })
+	}
+}
+
+func testAccumulate(t *testing.T, rows int) {
+	const cols, k = 5, 3
 	rng := rand.New(rand.NewPCG(5, 3))
 	tensor := make([]float64, rows*cols*k)
 	for i := range tensor {
