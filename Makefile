@@ -19,10 +19,12 @@ export OPENBLAS_NUM_THREADS := 1
 build:
 	$(GO) build $(BUILD_TAGS) -o $(BIN) .
 
-# The whole suite in the pure-Go build, then the solver and the command line
-# again with OpenBLAS when it is installed.
+# The whole suite in the pure-Go build, the solver again with its portable
+# Go loops instead of the amd64 assembly kernels (tag purego), then the
+# solver and the command line with OpenBLAS when it is installed.
 test:
 	$(GO) test ./...
+	$(GO) test -tags purego ./internal/tsc/...
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -tags openblas ./internal/tsc/... ./cmd/...
 endif
