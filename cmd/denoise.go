@@ -3,9 +3,11 @@ package cmd
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/metrics"
@@ -13,31 +15,60 @@ import (
 	"tdsc/internal/tsc"
 )
 
+// commonFlags are the denoise flags that every method reads.
+var commonFlags = map[string]bool{
+	"input": true, "out": true, "ref": true, "force": true, "method": true,
+	"sigma": true, "threads": true, "quiet": true, "help": true,
+}
+
 func newDenoiseCmd() *cobra.Command {
 	var (
 		sf                          solverFlags
 		input, out, dict, save, ref string
+		method                      string
 		force                       bool
 	)
 	c := &cobra.Command{
 		Use:   "denoise --input NOISY --out OUT",
-		Short: "Denoise a cube with 2DSC",
-		Long: `denoise codes every overlapping p×p×q patch of the input over a 2DSC dictionary and
-averages the reconstructions. Without --dict it first learns the dictionary from the
-input itself (the paper's protocol), and --save-dict keeps it. --out is a PNG stack
-folder (16-bit, clipped to [0, 255]) or an ENVI .hdr (float32, lossless). With --ref
-it also prints the eval table of the input and the result on stdout.
+		Short: "Denoise a cube (methods: " + strings.Join(denoise.Names(), ", ") + ")",
+		Long: `denoise estimates the clean cube from a noisy one with the method --method:
 
-β: --beta, else derived from σ (--sigma, else estimated from the input). With --dict
-and neither flag, the β the dictionary was learned with is used.`,
-		Example: "  tdsc denoise --input noisy30.hdr --sigma 30 --out denoised30 --ref balloons_ms",
+` + methodList() + `
+2dsc codes every overlapping p×p×q patch of the input over a 2DSC dictionary and
+averages the reconstructions. Without --dict it first learns the dictionary from the
+input itself (the paper's protocol), and --save-dict keeps it. β: --beta, else 3σ;
+with --dict and neither --beta nor --sigma, the β and σ the dictionary was learned
+with. A flag that the chosen method does not read is an error.
+
+σ: --sigma, else estimated from the input (and said on stderr). --out is a PNG stack
+folder (16-bit, clipped to [0, 255]) or an ENVI .hdr (float32, lossless; the header
+records the method and its settings). With --ref it also prints the eval table of
+the input and the result on stdout.`,
+		Example: "  tdsc denoise --input noisy30.hdr --sigma 30 --out denoised30.hdr --ref balloons_ms",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --out are required")
 			}
+			spec, err := denoise.Lookup(method)
+			if err != nil {
+				return flagError(err)
+			}
+			var stray []string
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if !commonFlags[f.Name] && !spec.Applies(f.Name) {
+					stray = append(stray, "--"+f.Name)
+				}
+			})
+			if len(stray) > 0 {
+				return fmt.Errorf("%s do(es) not apply to --method %s", strings.Join(stray, ", "), spec.Name)
+			}
 			if err := refuseExisting(force, out, save); err != nil {
 				return err
+			}
+			twoOpts, err := sf.options(cmd.Flags())
+			if err != nil {
+				return flagError(err)
 			}
 			log := newReporter(cmd)
 			noisy, err := msi.Open(input)
@@ -53,48 +84,43 @@ and neither flag, the β the dictionary was learned with is used.`,
 					return fmt.Errorf("reference %s is %s but the input %s is %s", ref, clean.Size(), input, noisy.Size())
 				}
 			}
-			var model *tsc.Model
+			cfg := denoise.Config{Sigma: sf.sigma, Threads: sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
+			cfg.TwoDSC = twoOpts
 			if dict != "" {
-				if model, err = tsc.ReadModel(dict); err != nil {
+				if cfg.Dict, err = tsc.ReadModel(dict); err != nil {
 					return err
 				}
-				if err := sf.adopt(cmd, model); err != nil {
-					return fmt.Errorf("%s: %w", dict, err)
-				}
 			}
-			o, err := sf.resolve(cmd, noisy, log)
+			m, err := spec.New(cfg)
 			if err != nil {
-				return err
+				if dict != "" {
+					return fmt.Errorf("%s: %w", dict, flagError(err))
+				}
+				return flagError(err)
+			}
+			sigma, err := denoise.ResolveSigma(noisy, sf.sigma, m, log)
+			if err != nil {
+				return flagError(err)
 			}
 			start := time.Now()
-			if model == nil {
-				o.TrainProgress = trainProgress(log, o.TrainIters)
-				res, err := denoise.Train(cmd.Context(), noisy, o)
-				log.Finish()
-				if err != nil {
-					return err
-				}
-				log.Logf("learned %d atoms in %d iterations (%.1f s)", o.Atoms, len(res.Objective), time.Since(start).Seconds())
-				model = newModel(res, o, sf.sigma)
-			}
-			o.CodeProgress = codeProgress(log)
-			codeStart := time.Now()
-			result, err := denoise.Reconstruct(cmd.Context(), noisy, model.Atoms, o)
-			log.Finish()
+			result, err := m.Denoise(cmd.Context(), noisy, sigma)
 			if err != nil {
-				return err
+				return flagError(err)
 			}
-			log.Logf("coded the patches in %.1f s", time.Since(codeStart).Seconds())
 			// The small dictionary goes first, so that a failure to write
 			// either output leaves neither behind.
-			saveDict := save != "" && dict == ""
-			if saveDict {
-				if err := model.WriteFile(save, force); err != nil {
+			var learned *tsc.Model
+			if l, ok := m.(interface{ Learned() *tsc.Model }); ok && save != "" {
+				learned = l.Learned()
+			}
+			if learned != nil {
+				if err := learned.WriteFile(save, force); err != nil {
 					return err
 				}
 			}
+			result.Description = describe(m, sigma)
 			if _, err := msi.Write(out, result, msi.WriteOptions{Force: force}); err != nil {
-				if saveDict {
+				if learned != nil {
 					os.Remove(save)
 				}
 				return err
@@ -120,11 +146,31 @@ and neither flag, the β the dictionary was learned with is used.`,
 	f := c.Flags()
 	f.StringVarP(&input, "input", "i", "", "noisy cube: a band-stack folder or an ENVI .hdr")
 	f.StringVarP(&out, "out", "o", "", "denoised cube: a PNG stack folder or an ENVI .hdr")
-	f.StringVar(&dict, "dict", "", "use this dictionary instead of learning one from the input")
-	f.StringVar(&save, "save-dict", "", "save the dictionary learned from the input to this file")
-	f.StringVar(&ref, "ref", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
+	f.StringVarP(&method, "method", "m", denoise.Default, "denoising method: "+strings.Join(denoise.Names(), ", "))
+	f.StringVar(&dict, "dict", "", "2dsc: use this dictionary instead of learning one from the input")
+	f.StringVar(&save, "save-dict", "", "2dsc: save the dictionary learned from the input to this file")
+	f.StringVarP(&ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	sf.register(f, false)
 	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
 	return c
+}
+
+// methodList is one line per method for the help text.
+func methodList() string {
+	var b strings.Builder
+	for _, n := range denoise.Names() {
+		s, _ := denoise.Lookup(n)
+		fmt.Fprintf(&b, "  %-9s %s\n", n, s.Summary)
+	}
+	return b.String()
+}
+
+// describe is the output's metadata line: the method and its settings.
+func describe(m denoise.Method, sigma float64) string {
+	parts := []string{"tdsc " + version + " denoise --method " + m.Name()}
+	for _, s := range m.Settings(sigma) {
+		parts = append(parts, s.Name+"="+s.Value)
+	}
+	return strings.Join(parts, " ")
 }

@@ -12,6 +12,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/render"
 	"tdsc/internal/tsc"
+	"tdsc/internal/twodsc"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -42,18 +43,29 @@ slices side by side, contrast-normalised per atom).`,
 			if err != nil {
 				return err
 			}
-			o, err := sf.resolve(cmd, noisy, log)
+			o, err := sf.options(cmd.Flags())
 			if err != nil {
-				return err
+				return flagError(err)
 			}
-			o.TrainProgress = trainProgress(log, o.TrainIters)
-			res, err := denoise.Train(cmd.Context(), noisy, o)
+			sigma, err := trainSigma(noisy, sf.sigma, o, log)
+			if err != nil {
+				return flagError(err)
+			}
+			o = o.Resolve(sigma)
+			if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
+				return flagError(err)
+			}
+			log.Start("training", "iterations", int64(o.TrainIters))
+			o.TrainProgress = func(iter, _ int, obj float64) {
+				log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
+			}
+			res, err := twodsc.Train(cmd.Context(), noisy, o)
 			log.Finish()
 			if err != nil {
 				return err
 			}
 			log.Logf("learned %d atoms in %d iterations, objective %.6g", o.Atoms, len(res.Objective), res.Objective[len(res.Objective)-1])
-			model := newModel(res, o, sf.sigma)
+			model := twodsc.NewModel(res, o, sigma, "tdsc "+version)
 			if atomsImage != "" {
 				if err := render.WritePNG(atomsImage, atomsPicture(model), force); err != nil {
 					return err
@@ -78,18 +90,14 @@ slices side by side, contrast-normalised per atom).`,
 	return c
 }
 
-// newModel wraps a learned dictionary with the settings that made it.
-func newModel(res *tsc.LearnResult, o denoise.Options, sigma float64) *tsc.Model {
-	return &tsc.Model{
-		CreatedBy:  "tdsc " + version,
-		Patch:      tsc.PatchShape{Height: o.Patch, Width: o.Patch, Depth: o.Depth},
-		Beta:       o.Beta,
-		Sigma:      sigma,
-		Seed:       o.Seed,
-		Iterations: len(res.Objective),
-		Objective:  res.Objective,
-		Atoms:      res.Dict,
+// trainSigma is the noise level of train: --sigma, else the estimate, which
+// a given --beta makes optional (σ then sets only the default step).
+func trainSigma(noisy *msi.Cube, sigma float64, o twodsc.Options, log *reporter) (float64, error) {
+	s, err := denoise.ResolveSigma(noisy, sigma, nil, log)
+	if err != nil && sigma == 0 && o.Beta != 0 {
+		return 0, nil
 	}
+	return s, err
 }
 
 // atomsPicture lays every atom out as one tile: its depth band slices of

@@ -18,6 +18,9 @@ type Cube struct {
 	// Wavelengths holds the centre wavelength of every band in nanometres,
 	// or is nil when they are not known.
 	Wavelengths []float64
+	// Description, if not empty, says how the cube was made; ENVI output
+	// records it in the header's description after the intensity scale.
+	Description string
 }
 
 // NewCube returns a zero cube of the given size. It panics if a dimension is
@@ -52,7 +55,7 @@ func (c *Cube) Size() string { return fmt.Sprintf("%d×%d×%d", c.Height, c.Widt
 
 // Clone returns a deep copy of c.
 func (c *Cube) Clone() *Cube {
-	d := &Cube{Height: c.Height, Width: c.Width, Bands: c.Bands, Data: append([]float64(nil), c.Data...)}
+	d := &Cube{Height: c.Height, Width: c.Width, Bands: c.Bands, Data: append([]float64(nil), c.Data...), Description: c.Description}
 	if c.Wavelengths != nil {
 		d.Wavelengths = append([]float64(nil), c.Wavelengths...)
 	}

@@ -427,7 +427,12 @@ func encodeFloat32(w *bufio.Writer, c *Cube) error {
 // enviHeaderText returns the header of c written as float32 BSQ.
 func enviHeaderText(c *Cube) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ENVI\ndescription = {multispectral cube, [0, 255] intensity scale}\n")
+	desc := "multispectral cube, [0, 255] intensity scale"
+	if c.Description != "" {
+		// A brace would end the header's field early.
+		desc += "; " + strings.NewReplacer("{", "(", "}", ")", "\n", " ").Replace(c.Description)
+	}
+	fmt.Fprintf(&b, "ENVI\ndescription = {%s}\n", desc)
 	fmt.Fprintf(&b, "samples = %d\nlines = %d\nbands = %d\n", c.Width, c.Height, c.Bands)
 	fmt.Fprintf(&b, "header offset = 0\nfile type = ENVI Standard\ndata type = %d\ninterleave = bsq\nbyte order = 0\n", enviFloat32)
 	if c.Wavelengths != nil {

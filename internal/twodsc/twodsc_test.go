@@ -1,4 +1,4 @@
-package denoise
+package twodsc
 
 import (
 	"context"

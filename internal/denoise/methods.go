@@ -1,0 +1,83 @@
+package denoise
+
+import (
+	"context"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/report"
+	"tdsc/internal/tsc"
+	"tdsc/internal/twodsc"
+)
+
+// Config holds the settings of every method; each reads only the ones its
+// Spec lists. A zero field means the method's default.
+type Config struct {
+	// Sigma is the noise level on the [0, 255] scale when the caller knows
+	// it, else 0 (ResolveSigma).
+	Sigma float64
+	// Threads is the number of worker goroutines (0: GOMAXPROCS); the
+	// output does not depend on it.
+	Threads int
+	// Report receives progress and log lines (nil: none).
+	Report report.Reporter
+	// CreatedBy names the program in files a method writes.
+	CreatedBy string
+
+	// TwoDSC are the settings of the 2DSC pipeline: of the method 2dsc and
+	// of the pilot estimate of nonlocal.
+	TwoDSC twodsc.Options
+	// Dict is a 2DSC dictionary to code with instead of learning one (2dsc).
+	Dict *tsc.Model
+}
+
+// twodscOptions are the flag spellings of the settings in Config.TwoDSC.
+var twodscOptions = []string{"beta", "patch", "depth", "stride", "atoms", "samples", "iters", "inner-iters", "code-iters", "weights", "seed"}
+
+// registry lists the methods, the default first.
+func registry() []Spec {
+	return []Spec{
+		{
+			Name:    "2dsc",
+			Summary: "the paper's two-dimensional sparse coding of 5×5×5 patches (local)",
+			Options: append([]string{"dict", "save-dict"}, twodscOptions...),
+			New:     newTwoDSC,
+		},
+	}
+}
+
+// twoDSC is the method 2dsc: the twodsc pipeline.
+type twoDSC struct {
+	d          twodsc.Denoiser
+	knownSigma float64
+}
+
+func newTwoDSC(c Config) (Method, error) {
+	m := &twoDSC{d: twodsc.Denoiser{Options: c.TwoDSC, Model: c.Dict, CreatedBy: c.CreatedBy, Report: c.Report}}
+	m.d.Options.Threads = c.Threads
+	if c.Dict != nil {
+		s, err := m.d.Options.Adopt(c.Dict, c.Sigma != 0)
+		if err != nil {
+			return nil, err
+		}
+		m.knownSigma = s
+	}
+	return m, nil
+}
+
+func (m *twoDSC) Name() string { return "2dsc" }
+
+func (m *twoDSC) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+// KnownSigma is the σ recorded in the dictionary file when its β is used.
+func (m *twoDSC) KnownSigma() float64 { return m.knownSigma }
+
+// Learned returns the dictionary the last Denoise learned (nil with Dict).
+func (m *twoDSC) Learned() *tsc.Model { return m.d.Learned() }
+
+func (m *twoDSC) Settings(sigma float64) []Setting {
+	o := m.d.Resolved(sigma)
+	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
+		"atoms", o.Atoms, "weights", o.Weighting, "seed", o.Seed)
+}

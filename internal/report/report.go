@@ -1,0 +1,34 @@
+// Package report defines how a long computation tells its caller what it is
+// doing: log lines and the progress of stages. The command line implements
+// it on stderr (a bar on a terminal, a plain line now and then otherwise);
+// library callers pass Discard or their own.
+package report
+
+// Reporter receives log lines and the progress of one stage at a time:
+// Start opens a stage of total units, Update says how many are done (with an
+// optional detail), Finish closes it. Calls come from one goroutine at a
+// time.
+type Reporter interface {
+	Logf(format string, args ...any)
+	Start(stage, unit string, total int64)
+	Update(done int64, detail string)
+	Finish()
+}
+
+// Discard is a Reporter that drops everything.
+var Discard Reporter = discard{}
+
+type discard struct{}
+
+func (discard) Logf(string, ...any)         {}
+func (discard) Start(string, string, int64) {}
+func (discard) Update(int64, string)        {}
+func (discard) Finish()                     {}
+
+// OrDiscard returns r, or Discard when r is nil.
+func OrDiscard(r Reporter) Reporter {
+	if r == nil {
+		return Discard
+	}
+	return r
+}

@@ -1,0 +1,150 @@
+// Package subspace projects the spectra of a cube onto a low-dimensional
+// spectral subspace and back: the "global" stage of nonlocal denoisers such
+// as NGmeet (He et al., CVPR 2019).
+//
+// The spectra of a natural scene lie close to a subspace of dimension 3–10.
+// With μ the mean spectrum and E (B×k, orthonormal columns) the top-k
+// eigenvectors of the spectral covariance C = (1/N) Σ (y−μ)(y−μ)ᵀ over the N
+// pixels y, the eigen-images are Z = (Y − μ)E (k bands) and Y ≈ ZEᵀ + μ.
+// Because E has orthonormal columns, i.i.d. Gaussian noise of standard
+// deviation σ in Y stays i.i.d. with the same σ in Z, so a denoiser made
+// for white noise applies to the k eigen-images unchanged, at k/B of the
+// cost.
+//
+// Conventions: eigenvectors are sorted by decreasing eigenvalue, and each
+// is signed so that its entry of largest magnitude is positive (the first
+// such entry on a tie), so the basis does not depend on the eigensolver's
+// sign choice. Sums over pixels run in a fixed order: the result is
+// deterministic.
+package subspace
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/msi"
+)
+
+// Basis is a spectral subspace of a cube with Bands bands: the mean
+// spectrum and K orthonormal directions.
+type Basis struct {
+	Bands, K int
+	// Mean is the mean spectrum μ (Bands values).
+	Mean []float64
+	// E holds the directions as columns, row-major Bands×K: E[b*K+i] is
+	// entry b of direction i.
+	E []float64
+	// Eigenvalues are the covariance's eigenvalues, all Bands of them in
+	// decreasing order (the K kept first).
+	Eigenvalues []float64
+}
+
+// Fit returns the basis of the top k eigenvectors of the spectral
+// covariance of c. It returns an error if k is not in 1..c.Bands or the
+// eigensolver fails.
+func Fit(c *msi.Cube, k int) (*Basis, error) {
+	B := c.Bands
+	if k < 1 || k > B {
+		return nil, fmt.Errorf("subspace: dimension %d is not in 1..%d (the bands)", k, B)
+	}
+	n := c.Height * c.Width
+	mean := make([]float64, B)
+	for b := range B {
+		s := 0.0
+		for _, v := range c.Band(b) {
+			s += v
+		}
+		mean[b] = s / float64(n)
+	}
+	// Covariance by band pairs over contiguous band planes: the cube is
+	// band-sequential, so each pair is a dot product of two long rows.
+	cov := mat.NewSymDense(B, nil)
+	centred := make([]float64, n)
+	other := make([]float64, n)
+	for i := range B {
+		bi := c.Band(i)
+		for p := range centred {
+			centred[p] = bi[p] - mean[i]
+		}
+		for j := i; j < B; j++ {
+			bj := c.Band(j)
+			for p := range other {
+				other[p] = bj[p] - mean[j]
+			}
+			s := 0.0
+			for p, v := range centred {
+				s += v * other[p]
+			}
+			cov.SetSym(i, j, s/float64(n))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(cov, true) {
+		return nil, fmt.Errorf("subspace: the eigendecomposition of the spectral covariance did not converge")
+	}
+	vals := eig.Values(nil) // ascending
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	bs := &Basis{Bands: B, K: k, Mean: mean, E: make([]float64, B*k), Eigenvalues: make([]float64, B)}
+	for i := range B {
+		bs.Eigenvalues[i] = vals[B-1-i]
+	}
+	for i := range k {
+		col := B - 1 - i
+		sign, big := 1.0, -1.0
+		for b := range B {
+			if a := math.Abs(vecs.At(b, col)); a > big {
+				big = a
+				sign = math.Copysign(1, vecs.At(b, col))
+			}
+		}
+		for b := range B {
+			bs.E[b*k+i] = sign * vecs.At(b, col)
+		}
+	}
+	return bs, nil
+}
+
+// Project returns the k eigen-images Z = (Y − μ)E of y as a cube of K
+// bands. It panics if y does not have Bands bands.
+func (bs *Basis) Project(y *msi.Cube) *msi.Cube {
+	if y.Bands != bs.Bands {
+		panic(fmt.Sprintf("subspace: Project: cube has %d bands, basis %d", y.Bands, bs.Bands))
+	}
+	z := msi.NewCube(y.Height, y.Width, bs.K)
+	for b := range bs.Bands {
+		yb := y.Band(b)
+		for i := range bs.K {
+			e := bs.E[b*bs.K+i]
+			zi := z.Band(i)
+			for p, v := range yb {
+				zi[p] += (v - bs.Mean[b]) * e
+			}
+		}
+	}
+	return z
+}
+
+// Reconstruct returns ZEᵀ + μ, a cube of Bands bands, from eigen-images z.
+// It panics if z does not have K bands.
+func (bs *Basis) Reconstruct(z *msi.Cube) *msi.Cube {
+	if z.Bands != bs.K {
+		panic(fmt.Sprintf("subspace: Reconstruct: cube has %d bands, basis dimension %d", z.Bands, bs.K))
+	}
+	y := msi.NewCube(z.Height, z.Width, bs.Bands)
+	for b := range bs.Bands {
+		yb := y.Band(b)
+		for p := range yb {
+			yb[p] = bs.Mean[b]
+		}
+		for i := range bs.K {
+			e := bs.E[b*bs.K+i]
+			for p, v := range z.Band(i) {
+				yb[p] += v * e
+			}
+		}
+	}
+	return y
+}

@@ -1,0 +1,119 @@
+package twodsc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/option"
+	"tdsc/internal/report"
+	"tdsc/internal/tsc"
+)
+
+// Denoiser is the whole 2dsc pipeline: learn a dictionary from the noisy
+// cube (the paper's protocol) unless Model gives one, then code every
+// patch over it (Reconstruct).
+type Denoiser struct {
+	// Options are the settings; zero fields take their defaults for the
+	// noise level given to Denoise (Options.Resolve).
+	Options Options
+	// Model, if not nil, is the dictionary to code with instead of learning
+	// one; Adopt has reconciled Options with it.
+	Model *tsc.Model
+	// CreatedBy names the program in a learned model's file.
+	CreatedBy string
+	// Report, if not nil, receives the stages' progress and log lines.
+	Report report.Reporter
+
+	learned *tsc.Model
+}
+
+// Adopt reconciles o with the dictionary file m: the patch geometry and
+// atom count come from m, and a Patch or Depth that contradicts it is an
+// *option.Error. When o.Beta is zero and the noise level is unknown
+// (sigmaKnown false), m's β is taken, and Adopt returns m's σ (zero when m
+// does not record one) for the caller to use as the noise level.
+func (o *Options) Adopt(m *tsc.Model, sigmaKnown bool) (sigma float64, err error) {
+	if m.Patch.Height != m.Patch.Width {
+		return 0, fmt.Errorf("the dictionary is for %d×%d-pixel patches; denoising needs square ones", m.Patch.Height, m.Patch.Width)
+	}
+	if o.Patch != 0 && o.Patch != m.Patch.Height {
+		return 0, option.Errorf("patch", o.Patch, "patch %d: the dictionary is for %d×%d-pixel patches", o.Patch, m.Patch.Height, m.Patch.Width)
+	}
+	if o.Depth != 0 && o.Depth != m.Patch.Depth {
+		return 0, option.Errorf("depth", o.Depth, "depth %d: the dictionary is for patches of %d bands", o.Depth, m.Patch.Depth)
+	}
+	o.Patch, o.Depth, o.Atoms = m.Patch.Height, m.Patch.Depth, m.Atoms.N
+	if o.Beta == 0 && !sigmaKnown && m.Beta > 0 {
+		o.Beta = m.Beta
+		return m.Sigma, nil
+	}
+	return 0, nil
+}
+
+// NewModel wraps a learned dictionary with the settings o (resolved) and
+// the noise level sigma that made it.
+func NewModel(res *tsc.LearnResult, o Options, sigma float64, createdBy string) *tsc.Model {
+	return &tsc.Model{
+		CreatedBy:  createdBy,
+		Patch:      tsc.PatchShape{Height: o.Patch, Width: o.Patch, Depth: o.Depth},
+		Beta:       o.Beta,
+		Sigma:      sigma,
+		Seed:       o.Seed,
+		Iterations: len(res.Objective),
+		Objective:  res.Objective,
+		Atoms:      res.Dict,
+	}
+}
+
+// Learned returns the model that the last Denoise learned, or nil if it
+// used Model.
+func (d *Denoiser) Learned() *tsc.Model { return d.learned }
+
+// Resolved returns the settings Denoise uses for noise level sigma.
+func (d *Denoiser) Resolved(sigma float64) Options { return d.Options.Resolve(sigma) }
+
+// Denoise returns the 2DSC estimate of the clean cube for noise of
+// standard deviation sigma > 0 on the [0, 255] scale. It stops with
+// ctx.Err() when ctx is cancelled.
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	log := report.OrDiscard(d.Report)
+	o := d.Resolved(sigma)
+	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	model := d.Model
+	d.learned = nil
+	if model == nil {
+		log.Start("training", "iterations", int64(o.TrainIters))
+		o.TrainProgress = func(iter, _ int, obj float64) {
+			log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
+		}
+		res, err := Train(ctx, noisy, o)
+		log.Finish()
+		if err != nil {
+			return nil, err
+		}
+		log.Logf("learned %d atoms in %d iterations (%.1f s)", o.Atoms, len(res.Objective), time.Since(start).Seconds())
+		model = NewModel(res, o, sigma, d.CreatedBy)
+		d.learned = model
+	}
+	started := false
+	o.CodeProgress = func(done, total int) {
+		if !started {
+			log.Start("coding patches", "patches", int64(total))
+			started = true
+		}
+		log.Update(int64(done), "")
+	}
+	codeStart := time.Now()
+	out, err := Reconstruct(ctx, noisy, model.Atoms, o)
+	log.Finish()
+	if err != nil {
+		return nil, err
+	}
+	log.Logf("coded the patches in %.1f s", time.Since(codeStart).Seconds())
+	return out, nil
+}
