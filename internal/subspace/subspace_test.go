@@ -1,0 +1,194 @@
+package subspace
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/msi"
+)
+
+// lowRankCube returns an h×w×b cube whose spectra are a mean plus r random
+// directions with decreasing scales, plus a little noise.
+func lowRankCube(rng *rand.Rand, h, w, b, r int) *msi.Cube {
+	c := msi.NewCube(h, w, b)
+	dirs := make([][]float64, r)
+	for i := range dirs {
+		dirs[i] = make([]float64, b)
+		for j := range dirs[i] {
+			dirs[i][j] = rng.NormFloat64()
+		}
+	}
+	for y := range h {
+		for x := range w {
+			coef := make([]float64, r)
+			for i := range coef {
+				coef[i] = rng.NormFloat64() * 40 / float64(i+1)
+			}
+			for j := range b {
+				v := 100 + 3*float64(j)
+				for i := range r {
+					v += coef[i] * dirs[i][j]
+				}
+				c.Set(y, x, j, v+rng.NormFloat64())
+			}
+		}
+	}
+	return c
+}
+
+// TestFitAgainstSVD checks the basis against gonum's SVD of the centred
+// pixel × band matrix: the eigenvalues are s²/N, and the projector EEᵀ onto
+// the top-k right singular vectors is the same (signs aside).
+func TestFitAgainstSVD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct{ h, w, b, r, k int }{{9, 7, 5, 3, 2}, {12, 10, 31, 6, 6}, {6, 6, 8, 8, 8}, {5, 4, 3, 1, 1}} {
+		c := lowRankCube(rng, tc.h, tc.w, tc.b, tc.r)
+		bs, err := Fit(c, tc.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := tc.h * tc.w
+		a := mat.NewDense(n, tc.b, nil)
+		for p := range n {
+			for j := range tc.b {
+				a.Set(p, j, c.Data[j*n+p]-bs.Mean[j])
+			}
+		}
+		// The mean itself, by the definition.
+		for j := range tc.b {
+			s := 0.0
+			for p := range n {
+				s += c.Data[j*n+p]
+			}
+			if math.Abs(s/float64(n)-bs.Mean[j]) > 1e-9 {
+				t.Fatalf("mean of band %d: %v, want %v", j, bs.Mean[j], s/float64(n))
+			}
+		}
+		var svd mat.SVD
+		if !svd.Factorize(a, mat.SVDThin) {
+			t.Fatal("SVD failed")
+		}
+		sv := svd.Values(nil)
+		for i, s := range sv {
+			want := s * s / float64(n)
+			if math.Abs(bs.Eigenvalues[i]-want) > 1e-8*(1+want) {
+				t.Errorf("%v: eigenvalue %d = %v, want %v", tc, i, bs.Eigenvalues[i], want)
+			}
+		}
+		var v mat.Dense
+		svd.VTo(&v)
+		for i := range tc.b {
+			for j := range tc.b {
+				got, want := 0.0, 0.0
+				for q := range tc.k {
+					got += bs.E[i*tc.k+q] * bs.E[j*tc.k+q]
+					want += v.At(i, q) * v.At(j, q)
+				}
+				if math.Abs(got-want) > 1e-8 {
+					t.Fatalf("%v: projector (%d,%d) = %v, want %v", tc, i, j, got, want)
+				}
+			}
+		}
+		// Orthonormal columns, each signed with its largest entry positive.
+		for q := range tc.k {
+			big := 0.0
+			for qq := range tc.k {
+				d := 0.0
+				for i := range tc.b {
+					d += bs.E[i*tc.k+q] * bs.E[i*tc.k+qq]
+				}
+				if want := float64(boolInt(q == qq)); math.Abs(d-want) > 1e-10 {
+					t.Fatalf("%v: E column %d·%d = %v, want %v", tc, q, qq, d, want)
+				}
+			}
+			for i := range tc.b {
+				if math.Abs(bs.E[i*tc.k+q]) > math.Abs(big) {
+					big = bs.E[i*tc.k+q]
+				}
+			}
+			if big < 0 {
+				t.Errorf("%v: column %d's largest entry %v is negative", tc, q, big)
+			}
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestProjectReconstruct checks Z = (Y − μ)E element by element, and that
+// with k = B the round trip returns the cube.
+func TestProjectReconstruct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := lowRankCube(rng, 8, 6, 7, 4)
+	bs, err := Fit(c, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := bs.Project(c)
+	for y := range c.Height {
+		for x := range c.Width {
+			for q := range 3 {
+				want := 0.0
+				for b := range c.Bands {
+					want += (c.At(y, x, b) - bs.Mean[b]) * bs.E[b*3+q]
+				}
+				if got := z.At(y, x, q); math.Abs(got-want) > 1e-9 {
+					t.Fatalf("Z(%d,%d,%d) = %v, want %v", y, x, q, got, want)
+				}
+			}
+			for b := range c.Bands {
+				want := bs.Mean[b]
+				for q := range 3 {
+					want += z.At(y, x, q) * bs.E[b*3+q]
+				}
+				if got := bs.Reconstruct(z).At(y, x, b); math.Abs(got-want) > 1e-9 {
+					t.Fatalf("reconstruction (%d,%d,%d) = %v, want %v", y, x, b, got, want)
+				}
+			}
+		}
+	}
+	full, err := Fit(c, c.Bands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := full.Reconstruct(full.Project(c))
+	for i, v := range c.Data {
+		if math.Abs(back.Data[i]-v) > 1e-9 {
+			t.Fatalf("round trip with k = B: voxel %d is %v, want %v", i, back.Data[i], v)
+		}
+	}
+}
+
+func TestFitErrorsAndPanics(t *testing.T) {
+	c := msi.NewCube(3, 3, 4)
+	for _, k := range []int{0, 5, -1} {
+		if _, err := Fit(c, k); err == nil {
+			t.Errorf("Fit(k = %d) gave no error", k)
+		}
+	}
+	bs, err := Fit(c, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(){
+		"Project":     func() { bs.Project(msi.NewCube(3, 3, 3)) },
+		"Reconstruct": func() { bs.Reconstruct(msi.NewCube(3, 3, 3)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s with the wrong band count did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
