@@ -12,6 +12,7 @@ import (
 	"tdsc/internal/denoise"
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
+	"tdsc/internal/nonlocal"
 	"tdsc/internal/tsc"
 )
 
@@ -26,6 +27,7 @@ func newDenoiseCmd() *cobra.Command {
 		sf                          solverFlags
 		input, out, dict, save, ref string
 		method                      string
+		nl                          nonlocal.Options
 		force                       bool
 	)
 	c := &cobra.Command{
@@ -85,7 +87,7 @@ the input and the result on stdout.`,
 				}
 			}
 			cfg := denoise.Config{Sigma: sf.sigma, Threads: sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
-			cfg.TwoDSC = twoOpts
+			cfg.TwoDSC, cfg.Nonlocal = twoOpts, nl
 			if dict != "" {
 				if cfg.Dict, err = tsc.ReadModel(dict); err != nil {
 					return err
@@ -152,6 +154,10 @@ the input and the result on stdout.`,
 	f.StringVarP(&ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	sf.register(f, false)
+	f.IntVar(&nl.Wiener, "wiener", 0, "nonlocal: collaborative Wiener passes, -1 for none (default 2)")
+	f.IntVar(&nl.Rounds, "rounds", 0, "nonlocal: low-rank rounds (default 2)")
+	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: 10 for σ ≤ 15, else 6)")
+	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 128)")
 	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
 	return c
 }

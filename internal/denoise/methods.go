@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/nonlocal"
 	"tdsc/internal/report"
 	"tdsc/internal/tsc"
 	"tdsc/internal/twodsc"
@@ -28,6 +29,9 @@ type Config struct {
 	TwoDSC twodsc.Options
 	// Dict is a 2DSC dictionary to code with instead of learning one (2dsc).
 	Dict *tsc.Model
+	// Nonlocal are the settings of the nonlocal stages; its Pilot and
+	// Threads are taken from TwoDSC and Threads.
+	Nonlocal nonlocal.Options
 }
 
 // twodscOptions are the flag spellings of the settings in Config.TwoDSC.
@@ -36,6 +40,12 @@ var twodscOptions = []string{"beta", "patch", "depth", "stride", "atoms", "sampl
 // registry lists the methods, the default first.
 func registry() []Spec {
 	return []Spec{
+		{
+			Name:    "nonlocal",
+			Summary: "a 2DSC pilot, then collaborative Wiener and spectral-subspace low-rank stages on groups of similar patches",
+			Options: append([]string{"wiener", "rounds", "rank", "group"}, twodscOptions...),
+			New:     newNonlocal,
+		},
 		{
 			Name:    "2dsc",
 			Summary: "the paper's two-dimensional sparse coding of 5×5×5 patches (local)",
@@ -80,4 +90,26 @@ func (m *twoDSC) Settings(sigma float64) []Setting {
 	o := m.d.Resolved(sigma)
 	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
 		"atoms", o.Atoms, "weights", o.Weighting, "seed", o.Seed)
+}
+
+// nonlocalMethod is the method nonlocal.
+type nonlocalMethod struct{ d nonlocal.Denoiser }
+
+func newNonlocal(c Config) (Method, error) {
+	o := c.Nonlocal
+	o.Pilot, o.Threads = c.TwoDSC, c.Threads
+	return &nonlocalMethod{d: nonlocal.Denoiser{Options: o, Report: c.Report}}, nil
+}
+
+func (m *nonlocalMethod) Name() string { return "nonlocal" }
+
+func (m *nonlocalMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *nonlocalMethod) Settings(sigma float64) []Setting {
+	o := m.d.Options.Resolve(sigma)
+	p := o.Pilot.Resolve(sigma)
+	return formatSettings("sigma", sigma, "wiener", o.Wiener, "rounds", o.Rounds, "rank", o.Rank, "group", o.Group,
+		"pilot-beta", p.Beta, "pilot-stride", p.Stride, "seed", p.Seed)
 }
