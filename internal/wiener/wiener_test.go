@@ -24,7 +24,7 @@ func TestDCTMatrix(t *testing.T) {
 		for i := range n {
 			y[i], y[2*n-1-i] = x[i], x[i]
 		}
-		spec := fourier.NewFFT(2 * n).Coefficients(nil, y)
+		spec := fourier.NewFFT(2*n).Coefficients(nil, y)
 		m := DCTMatrix(n)
 		for k := range n {
 			got := 0.0
