@@ -18,7 +18,7 @@ import (
 // each group shrunk by the weighted nuclear norm (package lowrank), the
 // groups averaged back with equal weights, and ZEᵀ + μ.
 func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int, o matchShape, c float64, threads int, progress func(int)) (*msi.Cube, error) {
-	basis, err := subspace.Fit(pilot, min(k, y.Bands))
+	basis, err := subspace.Fit(pilot, subspace.MeanSpectrum(y), min(k, y.Bands))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int,
 // to the whole cube before and undone after: it is orthonormal and per
 // pixel, so it commutes with the weighted averaging.
 func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, features int, o matchShape, threads int, progress func(int)) (*msi.Cube, error) {
-	fb, err := subspace.Fit(pilot, min(features, y.Bands))
+	fb, err := subspace.Fit(pilot, nil, min(features, y.Bands))
 	if err != nil {
 		return nil, err
 	}

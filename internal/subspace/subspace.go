@@ -41,23 +41,38 @@ type Basis struct {
 	Eigenvalues []float64
 }
 
-// Fit returns the basis of the top k eigenvectors of the spectral
-// covariance of c. It returns an error if k is not in 1..c.Bands or the
-// eigensolver fails.
-func Fit(c *msi.Cube, k int) (*Basis, error) {
-	B := c.Bands
-	if k < 1 || k > B {
-		return nil, fmt.Errorf("subspace: dimension %d is not in 1..%d (the bands)", k, B)
-	}
-	n := c.Height * c.Width
-	mean := make([]float64, B)
-	for b := range B {
+// MeanSpectrum returns the mean over the pixels of every band of c.
+func MeanSpectrum(c *msi.Cube) []float64 {
+	mean := make([]float64, c.Bands)
+	for b := range mean {
 		s := 0.0
 		for _, v := range c.Band(b) {
 			s += v
 		}
-		mean[b] = s / float64(n)
+		mean[b] = s / float64(c.Height*c.Width)
 	}
+	return mean
+}
+
+// Fit returns the basis of the top k eigenvectors of the spectral second
+// moment of c about mean, C = (1/N) Σ (y−μ)(y−μ)ᵀ, and μ = mean as the
+// basis's mean; a nil mean is c's own (MeanSpectrum), which makes C the
+// covariance. A denoiser passes the noisy cube's mean with a pilot estimate
+// as c: noise has mean zero, so the noisy mean is an unbiased estimate of
+// the clean one, which a pilot need not be. It returns an error if k is not
+// in 1..c.Bands, the mean's length is not c.Bands or the eigensolver fails.
+func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
+	B := c.Bands
+	if k < 1 || k > B {
+		return nil, fmt.Errorf("subspace: dimension %d is not in 1..%d (the bands)", k, B)
+	}
+	if mean == nil {
+		mean = MeanSpectrum(c)
+	} else if len(mean) != B {
+		return nil, fmt.Errorf("subspace: mean of %d bands for a cube of %d", len(mean), B)
+	}
+	mean = append([]float64(nil), mean...)
+	n := c.Height * c.Width
 	// Covariance by band pairs over contiguous band planes: the cube is
 	// band-sequential, so each pair is a dot product of two long rows.
 	cov := mat.NewSymDense(B, nil)

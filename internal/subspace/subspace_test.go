@@ -46,7 +46,7 @@ func TestFitAgainstSVD(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct{ h, w, b, r, k int }{{9, 7, 5, 3, 2}, {12, 10, 31, 6, 6}, {6, 6, 8, 8, 8}, {5, 4, 3, 1, 1}} {
 		c := lowRankCube(rng, tc.h, tc.w, tc.b, tc.r)
-		bs, err := Fit(c, tc.k)
+		bs, err := Fit(c, nil, tc.k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func boolInt(b bool) int {
 func TestProjectReconstruct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	c := lowRankCube(rng, 8, 6, 7, 4)
-	bs, err := Fit(c, 3)
+	bs, err := Fit(c, nil, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestProjectReconstruct(t *testing.T) {
 			}
 		}
 	}
-	full, err := Fit(c, c.Bands)
+	full, err := Fit(c, nil, c.Bands)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +170,11 @@ func TestProjectReconstruct(t *testing.T) {
 func TestFitErrorsAndPanics(t *testing.T) {
 	c := msi.NewCube(3, 3, 4)
 	for _, k := range []int{0, 5, -1} {
-		if _, err := Fit(c, k); err == nil {
+		if _, err := Fit(c, nil, k); err == nil {
 			t.Errorf("Fit(k = %d) gave no error", k)
 		}
 	}
-	bs, err := Fit(c, 2)
+	bs, err := Fit(c, nil, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +190,27 @@ func TestFitErrorsAndPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestFitAboutMean: about a given mean the matrix is the second moment
+// about it, so a shifted mean shows as a leading direction along the shift.
+func TestFitAboutMean(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	c := lowRankCube(rng, 10, 10, 4, 1)
+	own := MeanSpectrum(c)
+	shift := []float64{own[0] + 1000, own[1], own[2], own[3]}
+	bs, err := Fit(c, shift, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs.Mean[0] != shift[0] {
+		t.Errorf("mean %v, want the given %v", bs.Mean, shift)
+	}
+	if math.Abs(bs.E[0]) < 0.999 {
+		t.Errorf("leading direction %v, want ±e₀ (the shift dominates)", bs.E)
+	}
+	if _, err := Fit(c, own[:3], 1); err == nil {
+		t.Error("a mean of the wrong length gave no error")
 	}
 }
