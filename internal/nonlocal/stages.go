@@ -11,10 +11,11 @@ import (
 	"tdsc/internal/wiener"
 )
 
-// lowRankStage is the spectral-subspace, nonlocal low-rank estimate: the
-// basis E of the pilot's top-k spectral directions, the eigen-images
-// Z = (Y − μ)E of the noisy cube (noise stays white with the same σ) and
-// Zp of the pilot, groups of K similar p×p×k patches of Z matched on Zp,
+// lowRankStage is the spectral-subspace, nonlocal low-rank estimate: with
+// μ the noisy cube's mean spectrum (unbiased, where the 2DSC pilot's band
+// means are off by several units), the basis E of the pilot's top-k
+// spectral directions about μ, the eigen-images Z = (Y − μ)E of the noisy
+// cube (noise stays white with the same σ) and Zp of the pilot, groups of K similar p×p×k patches of Z matched on Zp,
 // each group shrunk by the weighted nuclear norm (package lowrank), the
 // groups averaged back with equal weights, and ZEᵀ + μ.
 func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int, o matchShape, c float64, threads int, progress func(int)) (*msi.Cube, error) {
