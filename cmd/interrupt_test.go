@@ -71,7 +71,7 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stderr := &cancelOn{marker: "learned ", cancel: cancel}
-	err := runTDSC(ctx, stderr, "denoise", "--input", noisy, "--sigma", "30", "--samples", "2000", "--iters", "3",
+	err := runTDSC(ctx, stderr, "denoise", "--method", "2dsc", "--input", noisy, "--sigma", "30", "--samples", "2000", "--iters", "3",
 		"--out", filepath.Join(dir, "out.hdr"), "--save-dict", filepath.Join(dir, "d.json"))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("denoise: got error %v, want context.Canceled (stderr: %s)", err, stderr.buf.String())

@@ -49,7 +49,7 @@ type Spec struct {
 }
 
 // Default is the name of the method used when none is named.
-const Default = "2dsc"
+const Default = "nonlocal"
 
 // Lookup returns the method spec called name, or an *option.Error for the
 // field "method" that lists the known names.
