@@ -30,6 +30,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
+	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
@@ -61,8 +62,13 @@ func (s *Shrinker) lwork() int {
 type Workspace struct {
 	mean  []float64
 	yc    []float64 // centred group, n×d
-	gram  []float64 // Gram matrix, then its eigenvectors (g×g)
+	gram  []float64 // Gram matrix, then Q of its tridiagonal form (g×g)
 	work  []float64 // LAPACK workspace
+	diag  []float64 // T's diagonal
+	off   []float64 // T's off-diagonal
+	tau   []float64 // Householder scalars of the tridiagonal reduction
+	z     []float64 // eigenvectors of T, g×rank
+	tri   *tridiagSolver
 	vals  []float64 // eigenvalues of the Gram matrix, ascending
 	scale []float64 // x/s of every kept component
 	proj  []float64 // n×r (d ≤ n) or r×d (n < d) coefficients
@@ -77,6 +83,11 @@ func (s *Shrinker) NewWorkspace() *Workspace {
 		gram:  make([]float64, s.g*s.g),
 		work:  make([]float64, s.lwork()),
 		vals:  make([]float64, s.g),
+		diag:  make([]float64, s.g),
+		off:   make([]float64, s.g),
+		tau:   make([]float64, s.g),
+		z:     make([]float64, s.g*s.g),
+		tri:   newTridiagSolver(s.g),
 		scale: make([]float64, s.g),
 		proj:  make([]float64, s.n*s.d),
 		basis: make([]float64, s.g*s.g),
@@ -115,13 +126,19 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 	} else {
 		blas64.Syrk(blas.NoTrans, 1, yc, 0, gram) // YcYcᵀ
 	}
-	if !lapack64.Syev(lapack.EVCompute, gram, ws.vals, ws.work, len(ws.work)) {
-		panic("lowrank: the eigendecomposition of a Gram matrix did not converge")
+	// Eigenvalues first (tridiagonal reduction and the root-free QR of
+	// Dsterf, no vectors): most of the work of a full eigendecomposition is
+	// in the vectors, and only the few kept ones are needed.
+	impl := gonumlapack.Implementation{}
+	impl.Dsytrd(blas.Upper, g, ws.gram, g, ws.diag, ws.off[:max(g-1, 0)], ws.tau[:max(g-1, 0)], ws.work, len(ws.work))
+	vals := ws.vals
+	copy(vals, ws.diag)
+	copy(ws.z, ws.off[:max(g-1, 0)]) // Dsterf overwrites the off-diagonal
+	if !impl.Dsterf(g, vals, ws.z[:max(g-1, 0)]) {
+		panic("lowrank: the eigenvalues of a Gram matrix did not converge")
 	}
-	vals := ws.vals // ascending; eigenvector q is column q of ws.gram
 	noise := (math.Sqrt(float64(n)) + math.Sqrt(float64(d))) * sigma
 	noise2 := noise * noise
-	// The kept eigenvectors, as columns of basis (g×rank), largest first.
 	for q := g - 1; q >= 0; q-- {
 		s2 := max(vals[q], 0)
 		sv := math.Sqrt(s2)
@@ -131,19 +148,17 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 		if x <= 0 {
 			break
 		}
-		for i := range g {
-			ws.basis[i*g+rank] = ws.gram[i*g+q]
-		}
 		ws.scale[rank] = x / sv
 		rank++
 	}
-	scale := ws.scale
 	for i := range n {
 		copy(dst[i*d:(i+1)*d], ws.mean)
 	}
 	if rank == 0 {
 		return 0
 	}
+	s.eigenvectors(ws, rank)
+	scale := ws.scale
 	basis := blas64.General{Rows: g, Cols: rank, Stride: g, Data: ws.basis}
 	out := blas64.General{Rows: n, Cols: d, Stride: d, Data: dst}
 	if d <= n {
@@ -168,4 +183,68 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, basis, p, 1, out)
 	}
 	return rank
+}
+
+// eigenvectors fills the first rank columns of ws.basis with the
+// eigenvectors of the Gram matrix for its rank largest eigenvalues: inverse
+// iteration on the tridiagonal T (three solves from a fixed start, each
+// vector orthogonalised against the earlier ones whose eigenvalue is close,
+// as LAPACK's dstein does within clusters), then back to the Gram matrix's
+// basis through Q of the reduction (Dorgtr).
+func (s *Shrinker) eigenvectors(ws *Workspace, rank int) {
+	g := s.g
+	vals := ws.vals
+	norm := 0.0
+	for i := range g {
+		r := math.Abs(ws.diag[i])
+		if i > 0 {
+			r += math.Abs(ws.off[i-1])
+		}
+		if i < g-1 {
+			r += math.Abs(ws.off[i])
+		}
+		norm = max(norm, r)
+	}
+	tiny := max(norm, 1e-300) * 1e-15
+	cluster := 1e-3 * norm
+	z := ws.z
+	for k := range rank {
+		lambda := vals[g-1-k]
+		ws.tri.factor(ws.diag, ws.off[:max(g-1, 0)], lambda, tiny)
+		v := z[k*g : (k+1)*g]
+		for i := range v {
+			v[i] = 1 + 0.1*math.Sin(float64(i*(k+1))) // any start with components along every eigenvector
+		}
+		for range 3 {
+			ws.tri.solve(v)
+			for j := range k {
+				if math.Abs(vals[g-1-j]-lambda) > cluster {
+					continue
+				}
+				u := z[j*g : (j+1)*g]
+				dot := 0.0
+				for i, x := range v {
+					dot += x * u[i]
+				}
+				for i := range v {
+					v[i] -= dot * u[i]
+				}
+			}
+			nrm := 0.0
+			for _, x := range v {
+				nrm += x * x
+			}
+			nrm = math.Sqrt(nrm)
+			for i := range v {
+				v[i] /= nrm
+			}
+		}
+	}
+	impl := gonumlapack.Implementation{}
+	impl.Dorgtr(blas.Upper, g, ws.gram, g, ws.tau[:max(g-1, 0)], ws.work, len(ws.work))
+	// basis (g×rank) = Q (g×g) · Z (g×rank), with Z stored rank×g.
+	q := blas64.General{Rows: g, Cols: g, Stride: g, Data: ws.gram}
+	zt := blas64.General{Rows: rank, Cols: g, Stride: g, Data: z[:rank*g]}
+	basis := blas64.General{Rows: g, Cols: rank, Stride: g, Data: ws.basis}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, q, zt, 0, basis)
 }

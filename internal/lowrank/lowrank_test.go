@@ -198,3 +198,32 @@ func itoa(v int) string {
 	}
 	return itoa(v/10) + string(rune('0'+v%10))
 }
+
+// TestShrinkEqualSingularValues: kept singular values that coincide make
+// the eigenvectors of the Gram matrix a cluster that inverse iteration must
+// keep orthogonal; the estimate still equals the SVD closed form.
+func TestShrinkEqualSingularValues(t *testing.T) {
+	n, d := 32, 12
+	y := make([]float64, n*d)
+	for i := range n {
+		// Two orthogonal centred row patterns of equal norm, on orthogonal
+		// column patterns of equal norm: singular values equal.
+		a := float64(1 - 2*(i%2))
+		b := float64(1 - 2*((i/2)%2))
+		for j := range d {
+			u := float64(1 - 2*(j%2))
+			v := float64(1 - 2*((j/2)%2))
+			y[i*d+j] = 10*a*u + 10*b*v
+		}
+	}
+	want, wantRank := closedForm(y, n, d, 0.5, 1)
+	s := New(n, d)
+	got := make([]float64, n*d)
+	rank := s.Shrink(got, y, 0.5, 1, s.NewWorkspace())
+	if rank != wantRank || rank < 2 {
+		t.Errorf("rank %d, want %d (≥ 2)", rank, wantRank)
+	}
+	if e := relErr(got, want); e > 1e-9 {
+		t.Errorf("relative error %.3g against the SVD closed form", e)
+	}
+}
