@@ -151,6 +151,10 @@ func (f *Filter) dct2(x, tmp []float64, inverse bool) {
 	if inverse {
 		m = f.dctT
 	}
+	if p == 6 {
+		dct2x6((*[36]float64)(x), (*[36]float64)(tmp), (*[36]float64)(m))
+		return
+	}
 	for k := range p {
 		row := tmp[k*p : (k+1)*p]
 		mk := m[k*p : (k+1)*p]
@@ -172,6 +176,24 @@ func (f *Filter) dct2(x, tmp []float64, inverse bool) {
 				s += mk[t] * v
 			}
 			dst[k] = s
+		}
+	}
+}
+
+// dct2x6 is dct2 for the default 6×6 patches: on arrays of constant size
+// the compiler drops the bounds checks and keeps the partial sums in
+// registers, which the generic loops of length 6 cannot.
+func dct2x6(x, tmp, m *[36]float64) {
+	for k := range 6 {
+		m0, m1, m2, m3, m4, m5 := m[k*6], m[k*6+1], m[k*6+2], m[k*6+3], m[k*6+4], m[k*6+5]
+		for i := range 6 {
+			tmp[k*6+i] = m0*x[i] + m1*x[6+i] + m2*x[12+i] + m3*x[18+i] + m4*x[24+i] + m5*x[30+i]
+		}
+	}
+	for r := range 6 {
+		t0, t1, t2, t3, t4, t5 := tmp[r*6], tmp[r*6+1], tmp[r*6+2], tmp[r*6+3], tmp[r*6+4], tmp[r*6+5]
+		for k := range 6 {
+			x[r*6+k] = m[k*6]*t0 + m[k*6+1]*t1 + m[k*6+2]*t2 + m[k*6+3]*t3 + m[k*6+4]*t4 + m[k*6+5]*t5
 		}
 	}
 }
