@@ -12,6 +12,7 @@ package denoise
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -81,7 +82,7 @@ func (s Spec) Applies(opt string) bool { return slices.Contains(s.Options, opt) 
 // or not finite, or when no positive level can be had.
 func ResolveSigma(noisy *msi.Cube, sigma float64, m Method, r report.Reporter) (float64, error) {
 	if sigma != 0 {
-		if !(sigma > 0) || sigma > 1e300 {
+		if !(sigma > 0) || math.IsInf(sigma, 1) {
 			return 0, option.Errorf("sigma", sigma, "sigma must be a positive number, got %v", sigma)
 		}
 		return sigma, nil

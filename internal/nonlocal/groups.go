@@ -27,7 +27,7 @@ type groupEstimator func(pos []int32, est []float64) (weight float64)
 // parallel first, then the odd ones, each band in row order, so every voxel
 // receives its contributions in the same order whatever the number of
 // workers.
-func collaborate(ctx context.Context, m *blockmatch.Matcher, o matchShape, feat *msi.Cube, c int,
+func collaborate(ctx context.Context, m *blockmatch.Matcher, o blockmatch.Options, feat *msi.Cube, c int,
 	fallback *msi.Cube, threads int, newEstimator func() groupEstimator, progress func(rows int)) (*msi.Cube, error) {
 	h, w, p := feat.Height, feat.Width, o.Patch
 	rows, cols := m.Refs()
@@ -132,6 +132,3 @@ func gather(dst []float64, cube *msi.Cube, group []int32, p int) {
 		}
 	}
 }
-
-// matchShape is the block-matching geometry of a stage.
-type matchShape struct{ Patch, Step, Window, K int }

@@ -26,6 +26,7 @@ import (
 	"math"
 	"time"
 
+	"tdsc/internal/blockmatch"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
@@ -55,8 +56,8 @@ type Options struct {
 // of 4 between references instead of 3, which costs 0.02–0.03 dB and saves
 // 30% of the time (docs/results.md).
 var (
-	lowRankShape = matchShape{Patch: 4, Step: 4, Window: 31}
-	wienerShape  = matchShape{Patch: 6, Step: 4, Window: 31, K: 64}
+	lowRankShape = blockmatch.Options{Patch: 4, Step: 4, Window: 31}
+	wienerShape  = blockmatch.Options{Patch: 6, Step: 4, Window: 31, K: 64}
 )
 
 const (
@@ -154,7 +155,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		x = out
 		return nil
 	}
-	refRows := func(s matchShape) int {
+	refRows := func(s blockmatch.Options) int {
 		return (noisy.Height-s.Patch+s.Step-1)/s.Step + 1
 	}
 	for i := range max(o.Wiener, 0) {

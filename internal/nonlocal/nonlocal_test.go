@@ -29,14 +29,14 @@ func TestCollaborateIdentity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, sh := range []struct {
 		h, w, b int
-		o       matchShape
+		o       blockmatch.Options
 	}{
-		{37, 29, 3, matchShape{Patch: 4, Step: 3, Window: 7, K: 8}},
-		{50, 20, 2, matchShape{Patch: 3, Step: 2, Window: 5, K: 4}},
-		{12, 12, 1, matchShape{Patch: 5, Step: 5, Window: 31, K: 16}},
+		{37, 29, 3, blockmatch.Options{Patch: 4, Step: 3, Window: 7, K: 8}},
+		{50, 20, 2, blockmatch.Options{Patch: 3, Step: 2, Window: 5, K: 4}},
+		{12, 12, 1, blockmatch.Options{Patch: 5, Step: 5, Window: 31, K: 16}},
 	} {
 		c := randomCube(rng, sh.h, sh.w, sh.b)
-		m, err := blockmatch.New(sh.h, sh.w, blockmatch.Options{Patch: sh.o.Patch, Step: sh.o.Step, Window: sh.o.Window, K: sh.o.K})
+		m, err := blockmatch.New(sh.h, sh.w, sh.o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestCollaborateFallback(t *testing.T) {
 	zero := func() groupEstimator {
 		return func(pos []int32, est []float64) float64 { gather(est, c, pos, 2); return 0 }
 	}
-	out, err := collaborate(context.Background(), m, matchShape{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, fallback, 2, zero, nil)
+	out, err := collaborate(context.Background(), m, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, fallback, 2, zero, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,13 +18,13 @@ import (
 // cube (noise stays white with the same σ) and Zp of the pilot, groups of K similar p×p×k patches of Z matched on Zp,
 // each group shrunk by the weighted nuclear norm (package lowrank), the
 // groups averaged back with equal weights, and ZEᵀ + μ.
-func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int, o matchShape, c float64, threads int, progress func(int)) (*msi.Cube, error) {
+func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int, o blockmatch.Options, c float64, threads int, progress func(int)) (*msi.Cube, error) {
 	basis, err := subspace.Fit(pilot, subspace.MeanSpectrum(y), min(k, y.Bands))
 	if err != nil {
 		return nil, err
 	}
 	z, zp := basis.Project(y), basis.Project(pilot)
-	m, err := blockmatch.New(y.Height, y.Width, blockmatch.Options{Patch: o.Patch, Step: o.Step, Window: o.Window, K: o.K})
+	m, err := blockmatch.New(y.Height, y.Width, o)
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
@@ -52,14 +52,14 @@ func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int,
 // (package wiener), averaged with BM3D's weights. The spectral DCT is applied
 // to the whole cube before and undone after: it is orthonormal and per
 // pixel, so it commutes with the weighted averaging.
-func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, features int, o matchShape, threads int, progress func(int)) (*msi.Cube, error) {
+func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, features int, o blockmatch.Options, threads int, progress func(int)) (*msi.Cube, error) {
 	fb, err := subspace.Fit(pilot, nil, min(features, y.Bands))
 	if err != nil {
 		return nil, err
 	}
 	feat := fb.Project(pilot)
 	// Haar needs a power of two: the largest one the window allows.
-	m, err := blockmatch.New(y.Height, y.Width, blockmatch.Options{Patch: o.Patch, Step: o.Step, Window: o.Window, K: o.K})
+	m, err := blockmatch.New(y.Height, y.Width, o)
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
@@ -69,7 +69,7 @@ func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, feature
 	}
 	if n != m.K() {
 		o.K = n
-		if m, err = blockmatch.New(y.Height, y.Width, blockmatch.Options{Patch: o.Patch, Step: o.Step, Window: o.Window, K: n}); err != nil {
+		if m, err = blockmatch.New(y.Height, y.Width, o); err != nil {
 			return nil, fmt.Errorf("nonlocal: %w", err)
 		}
 	}
