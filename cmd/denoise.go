@@ -65,7 +65,12 @@ the input and the result on stdout.`,
 			if len(stray) > 0 {
 				return fmt.Errorf("%s do(es) not apply to --method %s", strings.Join(stray, ", "), spec.Name)
 			}
-			if err := refuseExisting(force, out, save); err != nil {
+			if !force {
+				if err := msi.RefuseExisting(out); err != nil {
+					return err
+				}
+			}
+			if err := refuseExisting(force, save); err != nil {
 				return err
 			}
 			twoOpts, err := sf.options(cmd.Flags())

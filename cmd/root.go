@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/atomicfile"
 	"tdsc/internal/tsc"
 )
 
@@ -33,14 +34,20 @@ func Main() int {
 
 // exitCode reports err, if any, on stderr and returns the exit code for it.
 // Commands return the context's error when a signal cancels them; "context
-// canceled" would tell a user who pressed Ctrl-C nothing.
+// canceled" would tell a user who pressed Ctrl-C nothing. An output that
+// exists gets the hint of how to replace it, which the library packages
+// cannot know.
 func exitCode(err error, stderr io.Writer) int {
+	var exists *atomicfile.ExistsError
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "tdsc: interrupted")
 		return 130
+	case errors.As(err, &exists):
+		fmt.Fprintf(stderr, "tdsc: %v (use --force to overwrite)\n", err)
+		return 1
 	}
 	fmt.Fprintf(stderr, "tdsc: %v\n", err)
 	return 1

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"image"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/atomicfile"
 	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/render"
@@ -118,26 +118,12 @@ func atomsPicture(m *tsc.Model) *image.Gray {
 	return render.AtomGrid(tiles, h, w*q, 8)
 }
 
-// refuseExisting returns an error naming the first of paths that exists,
-// unless force is set. Checking before the work starts saves a long run that
-// could not write its result.
+// refuseExisting returns an error naming the first of paths (files, not
+// cubes) that exists, unless force is set. Checking before the work starts
+// saves a long run that could not write its result.
 func refuseExisting(force bool, paths ...string) error {
 	if force {
 		return nil
 	}
-	for _, p := range paths {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("%s exists (use --force to overwrite)", p)
-		}
-		if strings.HasSuffix(p, ".hdr") {
-			img := strings.TrimSuffix(p, ".hdr") + ".img"
-			if _, err := os.Lstat(img); err == nil {
-				return fmt.Errorf("%s exists (use --force to overwrite)", img)
-			}
-		}
-	}
-	return nil
+	return atomicfile.Refuse(paths...)
 }

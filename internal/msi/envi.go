@@ -1,16 +1,18 @@
 package msi
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"tdsc/internal/atomicfile"
 )
 
 // ENVI data types read by this package (the "data type" header field).
@@ -334,8 +336,9 @@ func decodeENVI(c *Cube, raw []byte, h *enviHeader) error {
 // error.
 //
 // Both files are written under temporary names in the same folder and
-// renamed into place, the data first; on error the temporary files are
-// removed. An existing .hdr or .img is an error unless force is set.
+// renamed into place as a pair (package atomicfile): on error neither is
+// changed and the temporary files are removed. An existing .hdr or .img is
+// an *atomicfile.ExistsError unless force is set.
 func WriteENVI(path string, c *Cube, force bool) error {
 	if err := checkCube(c); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
@@ -345,70 +348,31 @@ func WriteENVI(path string, c *Cube, force bool) error {
 		stem = strings.TrimSuffix(path, filepath.Ext(path))
 	}
 	hdrPath, imgPath := stem+".hdr", stem+".img"
-	for _, p := range []string{hdrPath, imgPath} {
-		fi, ok, err := exists(p)
-		if err != nil {
-			return err
-		}
-		if ok && !force {
-			return fmt.Errorf("%s already exists (force replaces it)", p)
-		}
-		if ok && !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s exists and is not a regular file: not replacing it", p)
-		}
-	}
-	imgTmp, err := writeTemp(imgPath, func(w *bufio.Writer) error { return encodeFloat32(w, c) })
+	hdr, err := atomicfile.Create(hdrPath, force)
 	if err != nil {
 		return err
 	}
-	hdrTmp, err := writeTemp(hdrPath, func(w *bufio.Writer) error {
-		_, err := w.WriteString(enviHeaderText(c))
-		return err
-	})
+	img, err := atomicfile.Create(imgPath, force)
 	if err != nil {
-		os.Remove(imgTmp)
+		hdr.Abort()
 		return err
 	}
-	if err := os.Rename(imgTmp, imgPath); err != nil {
-		os.Remove(imgTmp)
-		os.Remove(hdrTmp)
-		return err
+	if err := encodeFloat32(img, c); err != nil {
+		img.Abort()
+		hdr.Abort()
+		return fmt.Errorf("%s: %v", imgPath, err)
 	}
-	if err := os.Rename(hdrTmp, hdrPath); err != nil {
-		os.Remove(hdrTmp)
-		return err
+	if _, err := hdr.WriteString(enviHeaderText(c)); err != nil {
+		img.Abort()
+		hdr.Abort()
+		return fmt.Errorf("%s: %v", hdrPath, err)
 	}
-	return nil
-}
-
-// writeTemp writes a temporary file beside path through fill and returns
-// its name; on error it removes the file and returns an error naming path.
-func writeTemp(path string, fill func(*bufio.Writer) error) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("%s: cannot create a temporary file beside it: %v", path, err)
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	err = fill(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("%s: %v", path, err)
-	}
-	return f.Name(), nil
+	return atomicfile.Commit(img, hdr)
 }
 
 // encodeFloat32 writes the cube's values band-sequentially as little-endian
 // float32.
-func encodeFloat32(w *bufio.Writer, c *Cube) error {
+func encodeFloat32(w io.Writer, c *Cube) error {
 	var buf [4]byte
 	for i, v := range c.Data {
 		f := float32(v)

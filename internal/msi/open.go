@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"tdsc/internal/atomicfile"
 )
 
 // Open reads the cube at path: a folder is read as a PNG band stack
@@ -67,6 +69,19 @@ func Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error) {
 		return WriteInfo{}, WriteENVI(path, c, opts.Force)
 	}
 	return WritePNGStack(path, c, opts)
+}
+
+// RefuseExisting returns an *atomicfile.ExistsError when Write(path, …)
+// would replace something that exists: for an ENVI path its .hdr or its
+// .img, whatever the case of the extension given; otherwise the folder.
+// Commands call it before long work, so that a run that could not write its
+// result does not start.
+func RefuseExisting(path string) error {
+	if isENVIPath(path) {
+		stem := strings.TrimSuffix(path, filepath.Ext(path))
+		return atomicfile.Refuse(stem+".hdr", stem+".img")
+	}
+	return atomicfile.Refuse(path)
 }
 
 // isENVIPath reports whether path names an ENVI header or data file.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"tdsc/internal/atomicfile"
 )
 
 // WritePNGStack writes c as a band stack: the folder dir holding one 16-bit
@@ -25,9 +27,10 @@ import (
 //
 // The bands are written in parallel into a temporary folder beside dir
 // (.<name>.tmp-*) that is renamed to dir at the end and removed on any
-// error. An existing dir is an error unless opts.Force is set; then it is
-// renamed away, the new folder renamed in and the old one removed. Force
-// refuses to replace anything but a folder holding only PNG files.
+// error (package atomicfile). An existing dir is an *atomicfile.ExistsError
+// unless opts.Force is set; then it is renamed away, the new folder renamed
+// in and the old one removed. Force refuses to replace anything but a
+// folder holding only PNG files.
 func WritePNGStack(dir string, c *Cube, opts WriteOptions) (WriteInfo, error) {
 	if err := checkCube(c); err != nil {
 		return WriteInfo{}, fmt.Errorf("%s: %v", dir, err)
@@ -36,7 +39,7 @@ func WritePNGStack(dir string, c *Cube, opts WriteOptions) (WriteInfo, error) {
 	if err != nil {
 		return WriteInfo{}, fmt.Errorf("%s: %v", dir, err)
 	}
-	parent, base := filepath.Dir(abs), filepath.Base(abs)
+	base := filepath.Base(abs)
 	scene := opts.Scene
 	if scene == "" {
 		scene = base
@@ -44,39 +47,34 @@ func WritePNGStack(dir string, c *Cube, opts WriteOptions) (WriteInfo, error) {
 	if scene == "" || strings.HasPrefix(scene, ".") || strings.ContainsAny(scene, `/\`+"\x00") {
 		return WriteInfo{}, fmt.Errorf("%s: %q cannot be a scene name (the prefix of the band files): choose another with a name not starting with '.'", dir, scene)
 	}
-	old, existed, err := exists(abs)
-	if err != nil {
-		return WriteInfo{}, err
-	}
-	if existed {
-		if !opts.Force {
-			return WriteInfo{}, fmt.Errorf("%s already exists (force replaces it)", dir)
-		}
-		if err := replaceable(dir, old); err != nil {
+	if opts.Force {
+		if err := replaceable(dir); err != nil {
 			return WriteInfo{}, err
 		}
 	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+	out, err := atomicfile.CreateDir(dir, opts.Force)
 	if err != nil {
-		return WriteInfo{}, fmt.Errorf("%s: cannot create a temporary folder beside it: %v", dir, err)
+		return WriteInfo{}, err
 	}
-	clipped, err := writeBands(dir, tmp, scene, c)
-	if err == nil {
-		err = os.Chmod(tmp, 0o755)
-	}
-	if err == nil {
-		err = moveInto(tmp, abs, existed)
-	}
+	clipped, err := writeBands(dir, out.Temp(), scene, c)
 	if err != nil {
-		os.RemoveAll(tmp)
+		out.Abort()
+		return WriteInfo{}, err
+	}
+	if err := out.Commit(); err != nil {
 		return WriteInfo{}, err
 	}
 	return WriteInfo{Clipped: clipped}, nil
 }
 
-// replaceable reports why the existing output at dir must not be replaced
-// by a band stack, if it must not.
-func replaceable(dir string, fi os.FileInfo) error {
+// replaceable reports why an existing output at dir must not be replaced
+// by a band stack, if it must not: only a folder holding nothing but PNG
+// files may be.
+func replaceable(dir string) error {
+	fi, ok, err := exists(dir)
+	if err != nil || !ok {
+		return err
+	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s exists and is not a folder: not replacing it with a band stack", dir)
 	}
@@ -88,34 +86,6 @@ func replaceable(dir string, fi os.FileInfo) error {
 		if !e.Type().IsRegular() || !strings.EqualFold(filepath.Ext(e.Name()), ".png") {
 			return fmt.Errorf("%s holds %s, which is not a PNG file: not replacing the folder", dir, e.Name())
 		}
-	}
-	return nil
-}
-
-// moveInto renames the finished folder tmp to dst. When dst exists it is
-// first moved into a hidden holding folder beside it, and removed once the
-// new folder is in place (or moved back if that fails).
-func moveInto(tmp, dst string, existed bool) error {
-	if !existed {
-		return os.Rename(tmp, dst)
-	}
-	hold, err := os.MkdirTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".old-*")
-	if err != nil {
-		return fmt.Errorf("%s: cannot create a temporary folder beside it: %v", dst, err)
-	}
-	old := filepath.Join(hold, filepath.Base(dst))
-	if err := os.Rename(dst, old); err != nil {
-		os.Remove(hold)
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		if back := os.Rename(old, dst); back == nil {
-			os.Remove(hold)
-		}
-		return err
-	}
-	if err := os.RemoveAll(hold); err != nil {
-		return fmt.Errorf("%s is written, but its old copy in %s could not be removed: %v", dst, hold, err)
 	}
 	return nil
 }

@@ -9,9 +9,9 @@ import (
 	"image/color"
 	"image/png"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
+
+	"tdsc/internal/atomicfile"
 )
 
 // AtomGrid draws n tiles, each an h×w row-major image, on a grid of
@@ -100,34 +100,17 @@ func SideBySide(bands [][]float64, h, w int) *image.Gray {
 	return img
 }
 
-// WritePNG writes img to path atomically: into a temporary file beside it,
-// then renamed into place. An existing file is replaced only when force is
-// set.
+// WritePNG writes img to path atomically (see package atomicfile). An
+// existing file is replaced only when force is set; otherwise the error is
+// an *atomicfile.ExistsError.
 func WritePNG(path string, img image.Image, force bool) error {
-	if !force {
-		if _, err := os.Lstat(path); err == nil {
-			return fmt.Errorf("%s exists (use --force to overwrite)", path)
-		}
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, force)
 	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Abort()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	tmp := f.Name()
-	err = png.Encode(f, img)
-	if err == nil {
-		// CreateTemp makes the file private; a picture is for everyone.
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Commit(f)
 }

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"errors"
 	"image/png"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -102,7 +104,7 @@ func TestWritePNG(t *testing.T) {
 	if _, err := png.Decode(f); err != nil {
 		t.Fatal(err)
 	}
-	if err := WritePNG(p, img, false); err == nil || !strings.Contains(err.Error(), "a.png exists") {
+	if err := WritePNG(p, img, false); !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "a.png already exists") {
 		t.Errorf("overwrite without force: %v", err)
 	}
 	if err := WritePNG(p, img, true); err != nil {

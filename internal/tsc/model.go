@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"tdsc/internal/atomicfile"
 )
 
 // Dictionary file format. A dictionary file is a UTF-8 JSON object:
@@ -219,41 +219,23 @@ func (m *Model) marshal() ([]byte, error) {
 // WriteFile writes m to path as a dictionary file. The file is written to a
 // temporary file in the same folder and renamed into place, so readers never
 // see a partial file. Unless force is set, an existing path is not
-// overwritten. Errors name the file; an inconsistent model (see ReadModel)
+// overwritten (an *atomicfile.ExistsError). Errors name the file; an inconsistent model (see ReadModel)
 // is refused.
 func (m *Model) WriteFile(path string, force bool) error {
 	data, err := m.marshal()
 	if err != nil {
 		return fmt.Errorf("dictionary %s: cannot write an invalid model: %w", path, err)
 	}
-	if !force {
-		if _, err := os.Lstat(path); err == nil {
-			return fmt.Errorf("dictionary %s: file exists; refusing to overwrite it", path)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("dictionary %s: %w", path, err)
-		}
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path, force)
 	if err != nil {
+		return fmt.Errorf("dictionary %w", err) // atomicfile's errors name the file
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
 		return fmt.Errorf("dictionary %s: %w", path, err)
 	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("dictionary %s: %w", path, err)
+	if err := atomicfile.Commit(f); err != nil {
+		return fmt.Errorf("dictionary %w", err)
 	}
 	return nil
 }
