@@ -23,12 +23,12 @@
 package metrics
 
 import (
+	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
 )
 
 // Peak is the peak signal value of the PSNR and the dynamic range L of the
@@ -60,24 +60,20 @@ func Evaluate(ref, x *msi.Cube) (*Report, error) {
 	r := &Report{BandPSNR: make([]float64, nb), BandSSIM: make([]float64, nb)}
 	mse := make([]float64, nb)
 
-	bands := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), nb) {
-		wg.Go(func() {
-			ws := newSSIMWorkspace(ref.Width)
-			for b := range bands {
-				rb, xb := ref.Band(b), x.Band(b)
-				mse[b] = meanSquaredError(rb, xb)
-				r.BandPSNR[b] = psnrFromMSE(mse[b])
-				r.BandSSIM[b] = ws.ssim(rb, xb, ref.Height, ref.Width)
-			}
-		})
-	}
-	for b := range nb {
-		bands <- b
-	}
-	close(bands)
-	wg.Wait()
+	workers := min(parallel.Workers(0), nb)
+	spaces := make([]*ssimWorkspace, workers)
+	// The bands return no error and the context is never done: For cannot
+	// fail.
+	_ = parallel.For(context.Background(), nb, workers, func(w, b int) error {
+		if spaces[w] == nil {
+			spaces[w] = newSSIMWorkspace(ref.Width)
+		}
+		rb, xb := ref.Band(b), x.Band(b)
+		mse[b] = meanSquaredError(rb, xb)
+		r.BandPSNR[b] = psnrFromMSE(mse[b])
+		r.BandSSIM[b] = spaces[w].ssim(rb, xb, ref.Height, ref.Width)
+		return nil
+	})
 
 	r.PSNR = mean(r.BandPSNR)
 	r.SSIM = mean(r.BandSSIM)

@@ -2,6 +2,7 @@ package msi
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,12 +11,11 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"tdsc/internal/parallel"
 )
 
 // caveBands is the band count of a CAVE scene, whose bands 01..31 are centred
@@ -263,38 +263,26 @@ func decodeBands(files []bandFile) (*Cube, error) {
 	if err := grayValues(img, c.Band(0)); err != nil {
 		return nil, fmt.Errorf("%s: %v", files[0].path, err)
 	}
+	// Every failing band records its error, and the lowest-numbered one is
+	// reported, so the message does not depend on which goroutine ran first.
 	errs := make([]error, len(files))
-	var next atomic.Int64
-	next.Store(1)
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)-1) {
-		wg.Go(func() {
-			for !failed.Load() {
-				b := int(next.Add(1) - 1)
-				if b >= len(files) {
-					return
-				}
-				img, err := decodePNG(files[b].path, func(hd pngHeader) error {
-					if hd.width != size.X || hd.height != size.Y {
-						return fmt.Errorf("band is %d×%d pixels (width×height), but %s is %d×%d",
-							hd.width, hd.height, files[0].name, size.X, size.Y)
-					}
-					return nil
-				})
-				if err == nil {
-					if err = grayValues(img, c.Band(b)); err != nil {
-						err = fmt.Errorf("%s: %v", files[b].path, err)
-					}
-				}
-				if err != nil {
-					errs[b] = err
-					failed.Store(true)
-				}
+	_ = parallel.For(context.Background(), len(files)-1, 0, func(_, i int) error {
+		b := i + 1
+		img, err := decodePNG(files[b].path, func(hd pngHeader) error {
+			if hd.width != size.X || hd.height != size.Y {
+				return fmt.Errorf("band is %d×%d pixels (width×height), but %s is %d×%d",
+					hd.width, hd.height, files[0].name, size.X, size.Y)
 			}
+			return nil
 		})
-	}
-	wg.Wait()
+		if err == nil {
+			if err = grayValues(img, c.Band(b)); err != nil {
+				err = fmt.Errorf("%s: %v", files[b].path, err)
+			}
+		}
+		errs[b] = err
+		return err
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package msi
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -9,13 +10,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/parallel"
 )
 
 // WritePNGStack writes c as a band stack: the folder dir holding one 16-bit
@@ -95,32 +95,27 @@ func replaceable(dir string) error {
 // in errors.
 func writeBands(dir, tmp, scene string, c *Cube) (int, error) {
 	digits := max(2, len(strconv.Itoa(c.Bands)))
+	workers := min(parallel.Workers(0), c.Bands)
+	images := make([]*image.Gray16, workers)
+	// As in decodeBands, the lowest-numbered failing band is reported.
 	errs := make([]error, c.Bands)
-	var next, clipped atomic.Int64
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), c.Bands) {
-		wg.Go(func() {
-			img := image.NewGray16(image.Rect(0, 0, c.Width, c.Height))
-			for !failed.Load() {
-				b := int(next.Add(1) - 1)
-				if b >= c.Bands {
-					return
-				}
-				n, err := quantise(img, c, b)
-				if err == nil {
-					name := fmt.Sprintf("%s_%0*d.png", scene, digits, b+1)
-					err = encodePNG(filepath.Join(tmp, name), img)
-				}
-				if err != nil {
-					errs[b] = fmt.Errorf("%s: %v", dir, err)
-					failed.Store(true)
-				}
-				clipped.Add(int64(n))
-			}
-		})
-	}
-	wg.Wait()
+	var clipped atomic.Int64
+	_ = parallel.For(context.Background(), c.Bands, workers, func(w, b int) error {
+		if images[w] == nil {
+			images[w] = image.NewGray16(image.Rect(0, 0, c.Width, c.Height))
+		}
+		n, err := quantise(images[w], c, b)
+		if err == nil {
+			name := fmt.Sprintf("%s_%0*d.png", scene, digits, b+1)
+			err = encodePNG(filepath.Join(tmp, name), images[w])
+		}
+		if err != nil {
+			errs[b] = fmt.Errorf("%s: %v", dir, err)
+			return errs[b]
+		}
+		clipped.Add(int64(n))
+		return nil
+	})
 	for _, err := range errs {
 		if err != nil {
 			return 0, err

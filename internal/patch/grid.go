@@ -1,10 +1,10 @@
 package patch
 
 import (
+	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
+	"tdsc/internal/parallel"
 	"tdsc/internal/tsc"
 )
 
@@ -165,39 +165,18 @@ func (g *Grid) ForEachBatch(workers, batch int, fn func(worker, start, end int) 
 	if workers < 1 || batch < 1 {
 		panic(fmt.Sprintf("patch: ForEachBatch needs workers ≥ 1 and batch ≥ 1, got %d workers and batch %d", workers, batch))
 	}
-	var (
-		failed   atomic.Bool
-		mu       sync.Mutex
-		firstErr error
-	)
 	for _, stripes := range g.Stripes() {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for worker := range min(workers, len(stripes)) {
-			wg.Go(func() {
-				for !failed.Load() {
-					i := int(next.Add(1) - 1)
-					if i >= len(stripes) {
-						return
-					}
-					r := stripes[i]
-					for start := r.Start; start < r.End && !failed.Load(); start += batch {
-						if err := fn(worker, start, min(start+batch, r.End)); err != nil {
-							mu.Lock()
-							if firstErr == nil {
-								firstErr = err
-							}
-							mu.Unlock()
-							failed.Store(true)
-							return
-						}
-					}
+		err := parallel.For(context.Background(), len(stripes), workers, func(worker, i int) error {
+			r := stripes[i]
+			for start := r.Start; start < r.End; start += batch {
+				if err := fn(worker, start, min(start+batch, r.End)); err != nil {
+					return err
 				}
-			})
-		}
-		wg.Wait()
-		if failed.Load() {
-			return firstErr
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,13 +1,13 @@
 package tsc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
-	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"tdsc/internal/parallel"
 )
 
 // DictUpdater is a plan for the dictionary step of 2DSC (SPEC §2.2): with
@@ -98,9 +98,7 @@ func NewDictUpdater(m, r, k, threads int) *DictUpdater {
 	if m <= 0 || r <= 0 || k <= 0 {
 		panic(fmt.Sprintf("tsc: bad dictionary size %d×%d×%d", m, r, k))
 	}
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
+	threads = parallel.Workers(threads)
 	s := Stored(k)
 	u := &DictUpdater{
 		m: m, r: r, k: k, s: s,
@@ -399,26 +397,11 @@ func chunkBounds(n int) (chunks, size int) {
 // up to u.threads goroutines; worker indexes u.work.
 func (u *DictUpdater) forChunks(n int, fn func(w *chunkWork, c, j0, j1 int)) {
 	chunks, size := chunkBounds(n)
-	workers := min(u.threads, chunks)
-	var next atomic.Int64
-	run := func(w *chunkWork) {
-		for {
-			c := int(next.Add(1) - 1)
-			if c >= chunks {
-				return
-			}
-			fn(w, c, c*size, min((c+1)*size, n))
-		}
-	}
-	if workers == 1 {
-		run(&u.work[0])
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range workers {
-		wg.Go(func() { run(&u.work[i]) })
-	}
-	wg.Wait()
+	// fn returns no error and the context is never done: For cannot fail.
+	_ = parallel.For(context.Background(), chunks, u.threads, func(w, c int) error {
+		fn(&u.work[w], c, c*size, min((c+1)*size, n))
+		return nil
+	})
 }
 
 // accumulate fills st with the statistics of patches x and coefficients b.

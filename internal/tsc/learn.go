@@ -88,7 +88,7 @@ func LearnContext(ctx context.Context, x *Tensor, opt LearnOptions) (*LearnResul
 		if err != nil {
 			return err
 		}
-		enc.encodeAll(ctx.Done(), b, x, warm, threads)
+		enc.encodeAll(ctx, b, x, warm, threads)
 		return ctx.Err()
 	})
 }

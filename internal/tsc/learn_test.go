@@ -536,21 +536,21 @@ func TestEncodeAllStartsNoBatchOnceStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := learnPatches(rng, m, n, k, 8)
-	stop := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	want, got := NewTensor(r, n, k), NewTensor(r, n, k)
 	enc.EncodeAll(want, x, false, 2)
-	enc.encodeAll(stop, got, x, false, 2)
+	enc.encodeAll(ctx, got, x, false, 2)
 	if !slices.Equal(want.Data, got.Data) {
-		t.Errorf("an open stop channel changes the codes")
+		t.Errorf("a live context changes the codes")
 	}
-	close(stop)
+	cancel()
 	for i := range got.Data {
 		got.Data[i] = math.NaN()
 	}
-	enc.encodeAll(stop, got, x, false, 2)
+	enc.encodeAll(ctx, got, x, false, 2)
 	for i, v := range got.Data {
 		if !math.IsNaN(v) {
-			t.Fatalf("code %d was written after stop was closed", i)
+			t.Fatalf("code %d was written after the context was cancelled", i)
 		}
 	}
 }

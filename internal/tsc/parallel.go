@@ -1,10 +1,10 @@
 package tsc
 
 import (
+	"context"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"tdsc/internal/parallel"
 )
 
 // BatchSize returns the number of patches per batch of EncodeAll: about
@@ -22,45 +22,30 @@ func (e *Encoder) BatchSize() int {
 // bit. It returns the largest number of iterations done by a patch, and
 // panics if the sizes do not fit the encoder.
 func (e *Encoder) EncodeAll(b, x *Tensor, warm bool, threads int) (iterations int) {
-	return e.encodeAll(nil, b, x, warm, threads)
+	return e.encodeAll(context.Background(), b, x, warm, threads)
 }
 
-// encodeAll is EncodeAll that starts no further batch once stop is closed
-// (a nil stop never is); the codes of the batches not started are left as
-// they were.
-func (e *Encoder) encodeAll(stop <-chan struct{}, b, x *Tensor, warm bool, threads int) (iterations int) {
+// encodeAll is EncodeAll that starts no further batch once ctx is done;
+// the codes of the batches not started are left as they were.
+func (e *Encoder) encodeAll(ctx context.Context, b, x *Tensor, warm bool, threads int) (iterations int) {
 	if x.M != e.m || x.K != e.k || b.M != e.r || b.K != e.k || b.N != x.N {
 		panic(fmt.Sprintf("tsc: EncodeAll: patches %d×%d×%d and codes %d×%d×%d for a %d×%d×%d dictionary",
 			x.M, x.N, x.K, b.M, b.N, b.K, e.m, e.r, e.k))
 	}
 	size := e.BatchSize()
 	batches := (x.N + size - 1) / size
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	threads = min(threads, batches)
-	var next atomic.Int64
-	done := make([]int, threads)
-	var wg sync.WaitGroup
-	for w := range threads {
-		wg.Go(func() {
-			ws := e.NewWorkspace(size)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := int(next.Add(1) - 1)
-				if i >= batches {
-					return
-				}
-				j0, j1 := i*size, min(x.N, (i+1)*size)
-				done[w] = max(done[w], e.Encode(ws, b.Slice(j0, j1), x.Slice(j0, j1), warm))
-			}
-		})
-	}
-	wg.Wait()
+	workers := min(parallel.Workers(threads), batches)
+	done := make([]int, workers)
+	spaces := make([]*Workspace, workers)
+	// The only error For can return is ctx's, which the caller checks.
+	_ = parallel.For(ctx, batches, workers, func(w, i int) error {
+		if spaces[w] == nil {
+			spaces[w] = e.NewWorkspace(size)
+		}
+		j0, j1 := i*size, min(x.N, (i+1)*size)
+		done[w] = max(done[w], e.Encode(spaces[w], b.Slice(j0, j1), x.Slice(j0, j1), warm))
+		return nil
+	})
 	for _, d := range done {
 		iterations = max(iterations, d)
 	}
