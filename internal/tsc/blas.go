@@ -2,7 +2,7 @@ package tsc
 
 // The Fourier-domain products of the package are real matrix products
 // c = a·bᵀ on row-major blocks with explicit strides (complex slices enter as
-// their real embeddings, see embedComplex). They go through gemmNT, which
+// their real embeddings, see embedTensor). They go through gemmNT, which
 // the default build implements with the package's own register-blocked Go
 // kernel (blas_kernel.go) and the build tag openblas with OpenBLAS
 // (blas_openblas.go). At the sizes of this package (30×30 to 128×128 times

@@ -10,7 +10,7 @@ import (
 	"tdsc/internal/parallel"
 )
 
-// DictUpdater is a plan for the dictionary step of 2DSC (SPEC §2.2): with
+// DictUpdater is a plan for the dictionary step of 2DSC (docs/model.md §4): with
 // the coefficients B fixed it solves
 //
 //	min_D ½‖X − D*B‖_F²  s.t.  ‖D(:,j,:)‖_F² ≤ 1, j = 1..R,
@@ -227,7 +227,7 @@ type chunkWork struct {
 
 // twiddles holds cos and sin of 2π·(ℓt mod k)/k at [ℓ*k+t] for the stored
 // frequencies ℓ, for transforms written out in the passes (the forward DFT
-// convention of package DFT: X̂_ℓ = Σ_t x_t e^{−2πiℓt/k}).
+// convention of type DFT: X̂_ℓ = Σ_t x_t e^{−2πiℓt/k}).
 type twiddles struct {
 	k        int
 	cos, sin []float64

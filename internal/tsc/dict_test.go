@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The helpers of this file are written from the definitions of SPEC §1
+// The helpers of this file are written from the definitions of docs/model.md §1
 // (circular convolution, block-circulant matrix) and share no code with the
 // Fourier-domain implementation they check.
 

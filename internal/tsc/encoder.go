@@ -33,7 +33,7 @@ const (
 //	min_B ½‖X − D*B‖_F² + β‖B‖₁
 //
 // for batches of patches X (M×n×K, codes B R×n×K), with FISTA (ISTA-T,
-// SPEC §2.1): step 1/L with the exact Lipschitz constant
+// docs/model.md §3): step 1/L with the exact Lipschitz constant
 // L = max_ℓ λ_max(Ĝ^(ℓ)), Ĝ^(ℓ) = D̂^(ℓ)ᴴD̂^(ℓ); soft threshold β/L on the
 // real (time-domain) coefficients; momentum t_{p+1} = (1+√(1+4t_p²))/2,
 // Y_{p+1} = B_p + ((t_p−1)/t_{p+1})(B_p − B_{p−1}), t_1 = 1, Y_1 = B_0.

@@ -54,7 +54,7 @@ const seedStream = 0x2d5c_d1c7
 
 // Learn learns a dictionary of opt.Atoms atoms for the training patches x
 // (M×N×K, one patch per lateral slice, typically mean-removed) by
-// Algorithm 1 of the paper (SPEC §2.3): starting from randomly chosen,
+// Algorithm 1 of the paper (docs/model.md §5): starting from randomly chosen,
 // normalised training patches, it alternates
 //
 //  1. coding all of X with the current D by FISTA (Encoder.EncodeAll,

@@ -10,7 +10,7 @@ import "fmt"
 // thus occupies the columns splitOffset(ℓ, K, rows) of a row-major n×(rows·K)
 // matrix whose row j is the split block of lateral slice j, and a complex
 // matrix Z applied to frequency ℓ of every lateral slice at once is a real
-// matrix product against the embedding of Z (embedComplex). Frequency 0 (and
+// matrix product against the embedding of Z (embedTensor). Frequency 0 (and
 // K/2 for even K) is real, so its product is a real product of a third of the
 // size of a complex one.
 
@@ -117,7 +117,7 @@ func applySlices(s *sliceMats, dst, src []float64, n int) {
 }
 
 // Product sets dst = a * b, the t-product: dst(:,j,:) = Σ_q a(:,q,:) ⊛ b(q,j,:)
-// with ⊛ the circular convolution of tubes (SPEC Lemma 1:
+// with ⊛ the circular convolution of tubes (docs/model.md §1:
 // unfold(dst) = circ(a)·unfold(b)). It is computed in the Fourier domain as
 // one matrix product per stored frequency slice, the real slices as real
 // products. It allocates scratch space of the size of its operands; dst may
@@ -140,7 +140,7 @@ func Product(dst, a, b *Tensor) {
 	inverseBlocks(p, dst, out)
 }
 
-// Transpose sets dst = a†, the tensor transpose of SPEC §1: for a M×R×K,
+// Transpose sets dst = a†, the tensor transpose of docs/model.md §1: for a M×R×K,
 // dst is R×M×K with dst(:,:,0) = a(:,:,0)ᵀ and dst(:,:,t) = a(:,:,K−t)ᵀ
 // (0-based t), so that the DFT of every slice of dst is the conjugate
 // transpose of that of a. It panics if the sizes do not match or dst and a

@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// tpCirc returns the mk×rk block-circulant matrix of d (M×R×K) of SPEC
-// Lemma 1: block (i, j) is the frontal slice d^((i−j) mod k).
+// tpCirc returns the mk×rk block-circulant matrix of d (M×R×K) of docs/model.md
+// §1 (the paper's Lemma 1): block (i, j) is the frontal slice d^((i−j) mod k).
 func tpCirc(d *Tensor) *mat.Dense {
 	m, r, k := d.M, d.N, d.K
 	c := mat.NewDense(m*k, r*k, nil)

@@ -111,14 +111,8 @@ func sparsityWeight(b []float64) float64 {
 // at most 15 outer × 30 inner FISTA iterations, at most 50 when coding, and
 // Sparsity weighting.
 //
-// They were tuned on the full 512×512×31 CAVE balloons scene, noise seed 1
-// (docs/results.md has every measurement and the other scenes). Against the
-// earlier β = 4σ with the plain mean, the weighting gains 0.3 dB at σ = 30
-// and 50 (38.20 and 35.54 dB against 37.92 and 35.19 at β = 3σ, step 2) and
-// less at low σ (σ = 10: 43.32 against 43.28). 60 atoms instead of 30 were
-// worse at σ = 50 (35.15 against 35.19 dB, plain mean) and slower. Coding
-// with at most 30 FISTA iterations instead of 50 saves a fifth of the time
-// at step 1 for 0.01 dB (σ = 30), which is not worth a second rule.
+// They were tuned on the full 512×512×31 CAVE balloons scene, noise seed 1;
+// docs/results.md ("How the defaults were chosen") has the measurements.
 func Defaults(sigma float64) Options {
 	return Options{
 		Patch: DefaultPatch, Depth: DefaultDepth, Stride: StrideFor(sigma),
@@ -181,29 +175,11 @@ func (o Options) Resolve(sigma float64) Options {
 // StrideFor returns the default spatial step between patches for noise of
 // standard deviation sigma on the [0, 255] scale: 1 for σ ≥ 20, else 2.
 //
-// Step 1 codes about 4 times as many patches as step 2. At high σ the codes
-// are sparse and coding is cheap, and step 1 is what reaches the SSIM of the
-// reference implementation (0.972, 0.954, 0.909 at σ = 20, 30, 50). Step 2
-// misses it by 0.001–0.004 at β = 3σ; a larger β at step 2 only just
-// reaches it at σ = 20 and 30 (4σ: 0.9720, 3.5σ: 0.9540) and at σ = 50 it
-// costs the PSNR aim (3.5σ: 35.45 dB / 0.9094). At low σ the codes are
-// dense and step 1 takes over a minute (67 s at σ = 10, 66 s at σ = 15;
-// step 2 takes 27–54 s at σ = 5, its slowest), while step 2 already meets the
-// reference (0.992, 0.986 at σ = 5, 10; it has no σ = 15), so the switch is
-// at σ = 20, the lowest σ where step 2 falls short. Measured on balloons
-// (full resolution, seed 1, the other defaults; wall and CPU seconds of
-// `tdsc denoise` on 2 shared cores, side by side):
-//
-//	σ    step 2: dB / SSIM / wall / CPU    step 1: dB / SSIM / wall / CPU
-//	10   43.32 / 0.9864 / 20 / 37          43.59 / 0.9874 / 67 / 130
-//	15   41.46 / 0.9791 / 15 / 29          41.72 / 0.9808 / 66 / 105
-//	20   40.13 / 0.9708 / 10 / 20          40.42 / 0.9735 / 50 / 77
-//	30   38.20 / 0.9517 /  9 / 16          38.53 / 0.9567 / 29 / 57
-//	50   35.54 / 0.9054 /  6 / 11          35.88 / 0.9152 / 23 / 44
-//
-// Step 1 at σ ≥ 20 costs 3–5 times the time of step 2 and gains 0.3 dB
-// with it. The step also sets the positions the training sample is drawn
-// from.
+// Step 1 codes about 4 times as many patches as step 2 and gains 0.3 dB; at
+// σ ≥ 20 the codes are sparse enough for that to be affordable, and below
+// step 2 already reaches the reference implementation's SSIM
+// (docs/results.md, "Spatial step"). The step also sets the positions the
+// training sample is drawn from.
 func StrideFor(sigma float64) int {
 	if sigma >= 20 {
 		return 1
@@ -214,23 +190,10 @@ func StrideFor(sigma float64) int {
 // BetaFor returns the default ℓ1 weight for noise of standard deviation
 // sigma on the [0, 255] scale: β = 3σ.
 //
-// Measured on balloons (full resolution, seed 1, the other defaults but at
-// step 2 for every σ), PSNR in dB for β = cσ:
-//
-//	c      σ=5    σ=10   σ=20   σ=30   σ=50
-//	2.5                         38.09  35.31
-//	3      46.57  43.32  40.13  38.20  35.54
-//	3.5    46.04  42.96  39.91  38.08  35.45
-//	4             42.57  39.65         35.22
-//
-// c = 3 is best at every σ, and stays so at step 1 (c = 3.5: 38.34 dB /
-// 0.9582 at σ = 30, 35.75 / 0.9180 at σ = 50, against 38.53 / 0.9567 and
-// 35.88 / 0.9152; c = 3 already reaches the reference's SSIM there).
-// Smaller β also makes the codes denser and coding slower (c = 2.5 at
-// σ = 30 took about twice the CPU time, and c = 1.5 and 2 lost 4.8 and
-// 0.9 dB with the plain mean). The paper's β
-// (10, 28, 200, 220, 290) belongs to its own step size and iteration count
-// and does not transfer.
+// c = 3 was the best of 2.5, 3, 3.5 and 4 at every σ of Table 2, and smaller
+// β makes the codes denser and coding slower (docs/results.md, "β = 3σ").
+// The paper's β (10, 28, 200, 220, 290) belongs to its own step size and
+// iteration count and does not transfer.
 func BetaFor(sigma float64) float64 { return 3 * sigma }
 
 // Validate checks resolved settings (Resolve) against a cube of the given
