@@ -66,9 +66,11 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tdsc",
 		Short: "Denoise multispectral images with two-dimensional sparse coding",
-		Long: `tdsc denoises multispectral images (band stacks of PNGs or ENVI cubes) with
-two-dimensional sparse coding: every 5×5-pixel × 5-band patch is approximated by a
-sparse tensor-linear combination (t-product) of learned dictionary atoms.`,
+		Long: `tdsc denoises multispectral images (band stacks of PNGs or ENVI cubes). Its
+heart is two-dimensional sparse coding (2DSC): every 5×5-pixel × 5-band patch is
+approximated by a sparse tensor-linear combination (t-product) of learned dictionary
+atoms. The default method, nonlocal, starts from that estimate and adds collaborative
+stages on groups of similar patches; --method 2dsc is the paper's method alone.`,
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -76,6 +78,11 @@ sparse tensor-linear combination (t-product) of learned dictionary atoms.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("tdsc {{.Version}}\n")
+	// A mistyped flag says where the right ones are listed, as a mistyped
+	// command already does.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
 	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newAtomsCmd())
 	return root

@@ -659,3 +659,90 @@ func testAccumulate(t *testing.T, rows int) {
 		}
 	}
 }
+
+// encVectorFISTA runs exactly iters iterations of FISTA (docs/model.md §3)
+// from zero on the dense vectorised problem of every patch, with A =
+// circ(D) and L = λ_max(AᵀA) from gonum's eigensolver, and returns the codes
+// as a R×N×K tensor.
+func encVectorFISTA(t *testing.T, d, x *Tensor, beta float64, iters int) *Tensor {
+	a := tpCirc(d)
+	var ata mat.SymDense
+	ata.SymOuterK(1, a.T())
+	var eig mat.EigenSym
+	if !eig.Factorize(&ata, false) {
+		t.Fatal("eigen decomposition failed")
+	}
+	vals := eig.Values(nil)
+	lip := vals[len(vals)-1]
+	rows, cols := a.Dims()
+	xu := tpUnfold(x)
+	codes := mat.NewDense(cols, x.N, nil)
+	for j := range x.N {
+		xj := mat.NewVecDense(rows, mat.Col(nil, j, xu))
+		prev := mat.NewVecDense(cols, nil) // B_{p−1}
+		cur := mat.NewVecDense(cols, nil)  // B_p
+		c := mat.NewVecDense(cols, nil)    // C_p
+		tp := 1.0
+		var res, grad mat.VecDense
+		for range iters {
+			res.MulVec(a, c)
+			res.SubVec(&res, xj)
+			grad.MulVec(a.T(), &res)
+			prev.CopyVec(cur)
+			for i := range cols {
+				v := c.AtVec(i) - grad.AtVec(i)/lip
+				cur.SetVec(i, math.Copysign(math.Max(math.Abs(v)-beta/lip, 0), v))
+			}
+			tn := (1 + math.Sqrt(1+4*tp*tp)) / 2
+			for i := range cols {
+				c.SetVec(i, cur.AtVec(i)+(tp-1)/tn*(cur.AtVec(i)-prev.AtVec(i)))
+			}
+			tp = tn
+		}
+		codes.SetCol(j, cur.RawVector().Data)
+	}
+	return tpFold(codes, d.N, x.N, d.K)
+}
+
+// TestFISTATrajectory compares the codes after a fixed number of iterations
+// (no tolerance) with the dense vectorised FISTA, so that a fault in the
+// momentum or the step shows at once and not only in the converged result
+// (which any convergent scheme reaches).
+func TestFISTATrajectory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 4))
+	for _, c := range []struct{ m, r, k int }{{7, 5, 1}, {6, 4, 5}, {5, 6, 4}} {
+		d := encRandomAtoms(rng, c.m, c.r, c.k)
+		x := tpRandTensor(rng, c.m, 4, c.k)
+		const beta = 0.05
+		for _, iters := range []int{1, 2, 3, 8, 25} {
+			want := encVectorFISTA(t, d, x, beta, iters)
+			for _, p := range encPaths {
+				e := encMustEncoder(t, d, EncodeOptions{Beta: beta, MaxIter: iters}, p.path)
+				got, n := encCode(e, x, nil, false)
+				if n != iters {
+					t.Errorf("m=%d r=%d k=%d %s: %d iterations, want %d", c.m, c.r, c.k, p.name, n, iters)
+				}
+				for i := range want.Data {
+					if math.Abs(got.Data[i]-want.Data[i]) > 1e-9*(1+math.Abs(want.Data[i])) {
+						t.Errorf("m=%d r=%d k=%d %s, %d iterations: code %d is %.15g, want %.15g",
+							c.m, c.r, c.k, p.name, iters, i, got.Data[i], want.Data[i])
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// tpFold is the inverse of tpUnfold: the mk×n matrix u as an m×n×k tensor.
+func tpFold(u *mat.Dense, m, n, k int) *Tensor {
+	x := NewTensor(m, n, k)
+	for t := range k {
+		for i := range m {
+			for j := range n {
+				x.Set(i, j, t, u.At(t*m+i, j))
+			}
+		}
+	}
+	return x
+}
