@@ -6,9 +6,9 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"sort"
 
+	"tdsc/internal/patch"
 	"tdsc/internal/tsc"
 )
 
@@ -167,7 +167,7 @@ func Sample(files []string, l Layout, opt SampleOptions) (*tsc.Tensor, error) {
 	if opt.Samples > total {
 		return nil, fmt.Errorf("the images hold %d windows of %d×%d pixels, fewer than the %d samples asked for", total, l.D, l.D, opt.Samples)
 	}
-	pos := choose(total, opt.Samples, opt.Seed)
+	pos := patch.Choose(total, opt.Samples, rand.NewPCG(opt.Seed, sampleStream))
 
 	m, k := l.Dims()
 	x := tsc.NewTensor(m, opt.Samples, k)
@@ -225,23 +225,4 @@ func pngSize(path string) (height, width int, err error) {
 		return 0, 0, fmt.Errorf("%s: not a readable PNG: %v", path, err)
 	}
 	return cfg.Height, cfg.Width, nil
-}
-
-// choose returns n distinct integers of [0, total) in increasing order,
-// every n-subset equally likely (Floyd's algorithm), drawn by a PCG
-// generator seeded with seed. It requires 0 ≤ n ≤ total.
-func choose(total, n int, seed uint64) []int {
-	rng := rand.New(rand.NewPCG(seed, sampleStream))
-	taken := make(map[int]bool, n)
-	out := make([]int, 0, n)
-	for j := total - n; j < total; j++ {
-		t := rng.IntN(j + 1)
-		if taken[t] {
-			t = j
-		}
-		taken[t] = true
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	return out
 }

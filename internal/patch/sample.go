@@ -26,10 +26,22 @@ func Sample(g *Grid, n int, seed uint64) []int {
 		}
 		return all
 	}
+	return Choose(total, n, rand.NewPCG(seed, sampleStream))
+}
+
+// Choose returns n distinct integers of [0, total) in increasing order,
+// every n-subset equally likely, drawn from src: the same source state
+// gives the same subset. It is the sampler of every seeded sample in tdsc
+// (callers seed a PCG with a stream word of their own). It panics unless
+// 0 ≤ n ≤ total.
+func Choose(total, n int, src rand.Source) []int {
+	if n < 0 || n > total {
+		panic(fmt.Sprintf("patch: Choose: %d of %d", n, total))
+	}
 	// Floyd's algorithm: for j = total−n..total−1 draw t in [0, j] and take
 	// t, or j if t is already taken; every n-subset is equally likely. The
 	// chosen set is a bitset so that reading it out gives sorted indices.
-	rng := rand.New(rand.NewPCG(seed, sampleStream))
+	rng := rand.New(src)
 	chosen := make([]uint64, (total+63)/64)
 	for j := total - n; j < total; j++ {
 		t := rng.IntN(j + 1)

@@ -1,6 +1,8 @@
 package patch
 
 import (
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -76,6 +78,29 @@ func TestSampleSubsetsUniform(t *testing.T) {
 	for pair, c := range counts {
 		if c < 130 || c > 270 {
 			t.Errorf("subset %v drawn %d times in 3000, want about 200", pair, c)
+		}
+	}
+}
+
+// TestChooseUniform checks that every window is equally likely: over many
+// seeds each of 10 positions is drawn about 3/10 of the time.
+func TestChooseUniform(t *testing.T) {
+	const total, n, seeds = 10, 3, 20000
+	var count [total]int
+	for seed := range uint64(seeds) {
+		got := Choose(total, n, rand.NewPCG(seed, 1))
+		if len(got) != n || !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != n {
+			t.Fatalf("seed %d: %v is not %d sorted distinct values", seed, got, n)
+		}
+		for _, v := range got {
+			count[v]++
+		}
+	}
+	want := float64(seeds * n / total)
+	sd := math.Sqrt(float64(seeds) * 0.3 * 0.7)
+	for v, c := range count {
+		if math.Abs(float64(c)-want) > 5*sd {
+			t.Errorf("position %d drawn %d times, want %v ± %v", v, c, want, 5*sd)
 		}
 	}
 }
