@@ -22,16 +22,14 @@
 package gray
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"tdsc/internal/msi"
 )
 
 // Image is a grayscale image on the [0, 1] scale; pixel (x, y) is
@@ -41,93 +39,23 @@ type Image struct {
 	Pix           []float64
 }
 
-// Luma weights of ITU-R BT.601, applied to the (gamma-encoded) R, G and B
-// samples when a colour image is converted to luminance.
-const (
-	lumaR = 0.299
-	lumaG = 0.587
-	lumaB = 0.114
-)
-
 // ErrColour is wrapped by the error of reading a colour image without
-// luminance conversion.
-var ErrColour = errors.New("colour image, not grayscale")
+// luminance conversion (msi.ErrColour).
+var ErrColour = msi.ErrColour
 
-// maxInflate bounds how many bytes deflate can expand one compressed byte
-// into, so that a PNG whose header declares more pixels than its size can
-// hold is rejected before the decoder allocates for them.
-const maxInflate = 1032
-
-// ReadPNG reads the PNG file at path as a grayscale image on [0, 1].
-// Grayscale PNGs (8 or 16 bits, with or without alpha) are read as they
-// are, and so are colour PNGs whose R, G and B are equal in every pixel.
-// Any other colour PNG is an error (wrapping ErrColour) naming the first
-// coloured pixel, unless
-// luminance is set: then every pixel becomes 0.299·R + 0.587·G + 0.114·B
-// (BT.601 luma of the stored samples). Alpha is ignored. Errors name the
-// file.
+// ReadPNG reads the PNG file at path as a grayscale image on [0, 1]
+// (msi.ReadGrayPNG with White = 1). Grayscale PNGs (8 or 16 bits, with or
+// without alpha) are read as they are, and so are colour PNGs whose R, G
+// and B are equal in every pixel. Any other colour PNG is an error (wrapping
+// ErrColour) naming the first coloured pixel, unless luminance is set: then
+// every pixel becomes 0.299·R + 0.587·G + 0.114·B (BT.601 luma of the stored
+// samples). Alpha is ignored. Errors name the file.
 func ReadPNG(path string, luminance bool) (*Image, error) {
-	data, err := os.ReadFile(path)
+	pix, h, w, err := msi.ReadGrayPNG(path, msi.GrayOptions{White: 1, Luminance: luminance})
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := png.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable PNG: %v", path, err)
-	}
-	// At least one bit per pixel must come out of the compressed data.
-	if float64(cfg.Width)*float64(cfg.Height)/8 > maxInflate*float64(len(data)) {
-		return nil, fmt.Errorf("%s: truncated or corrupt PNG: %d bytes cannot hold the %d×%d pixels it declares",
-			path, len(data), cfg.Width, cfg.Height)
-	}
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot decode PNG: %v", path, err)
-	}
-	g, err := fromImage(img, luminance)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return g, nil
-}
-
-// fromImage converts a decoded image to an Image (see ReadPNG).
-func fromImage(img image.Image, luminance bool) (*Image, error) {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	g := &Image{Height: h, Width: w, Pix: make([]float64, w*h)}
-	switch m := img.(type) {
-	case *image.Gray:
-		for y := range h {
-			for x, v := range m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w] {
-				g.Pix[y*w+x] = float64(v) / 255
-			}
-		}
-		return g, nil
-	case *image.Gray16:
-		for y := range h {
-			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:2*w]
-			for x := range w {
-				g.Pix[y*w+x] = float64(uint16(row[2*x])<<8|uint16(row[2*x+1])) / 65535
-			}
-		}
-		return g, nil
-	}
-	for y := range h {
-		for x := range w {
-			c := color.NRGBA64Model.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA64)
-			switch {
-			case c.R == c.G && c.G == c.B:
-				g.Pix[y*w+x] = float64(c.R) / 65535
-			case luminance:
-				g.Pix[y*w+x] = (lumaR*float64(c.R) + lumaG*float64(c.G) + lumaB*float64(c.B)) / 65535
-			default:
-				return nil, fmt.Errorf("%w: pixel (x=%d, y=%d) has R=%d G=%d B=%d (of 65535)",
-					ErrColour, x, y, c.R, c.G, c.B)
-			}
-		}
-	}
-	return g, nil
+	return &Image{Height: h, Width: w, Pix: pix}, nil
 }
 
 // Files expands the inputs into the PNG files they name, in order. An input

@@ -249,6 +249,10 @@ func readPNGHeader(data []byte) (pngHeader, error) {
 	return hd, nil
 }
 
+// stackLevels reads the bands of a stack on tdsc's [0, 255] scale; a
+// colour band is an error.
+var stackLevels = GrayOptions{White: 255}
+
 // decodeBands decodes the band files into a new cube, up to GOMAXPROCS at a
 // time. The first band is decoded before the cube is allocated, so a
 // corrupt header cannot make the reader allocate for a size the file does
@@ -260,7 +264,7 @@ func decodeBands(files []bandFile) (*Cube, error) {
 	}
 	size := img.Bounds().Size()
 	c := NewCube(size.Y, size.X, len(files))
-	if err := grayValues(img, c.Band(0)); err != nil {
+	if err := grayValues(img, c.Band(0), stackLevels); err != nil {
 		return nil, fmt.Errorf("%s: %v", files[0].path, err)
 	}
 	// Every failing band records its error, and the lowest-numbered one is
@@ -276,7 +280,7 @@ func decodeBands(files []bandFile) (*Cube, error) {
 			return nil
 		})
 		if err == nil {
-			if err = grayValues(img, c.Band(b)); err != nil {
+			if err = grayValues(img, c.Band(b), stackLevels); err != nil {
 				err = fmt.Errorf("%s: %v", files[b].path, err)
 			}
 		}
@@ -312,10 +316,55 @@ func decodePNG(path string, check func(pngHeader) error) (image.Image, error) {
 	return img, nil
 }
 
-// grayValues copies the gray level of every pixel of img to dst (row-major,
-// on the [0, 255] scale), reading the pixel buffers directly. Colour images
-// must have R = G = B everywhere.
-func grayValues(img image.Image, dst []float64) error {
+// ErrColour is wrapped by the error of reading a colour PNG, one whose R,
+// G and B differ in some pixel, as a grayscale image without luminance
+// conversion.
+var ErrColour = errors.New("colour image, not grayscale")
+
+// Luma weights of ITU-R BT.601, applied to the (gamma-encoded) R, G and B
+// samples when a colour image is converted to luminance.
+const (
+	lumaR = 0.299
+	lumaG = 0.587
+	lumaB = 0.114
+)
+
+// GrayOptions say how ReadGrayPNG turns samples into gray levels.
+type GrayOptions struct {
+	// White is the level of the largest sample: 255 for tdsc's working
+	// scale, 1 for [0, 1].
+	White float64
+	// Luminance converts a colour image to 0.299·R + 0.587·G + 0.114·B
+	// (BT.601 luma of the stored samples) instead of refusing it.
+	Luminance bool
+}
+
+// ReadGrayPNG reads the PNG file at path as one grayscale image: height ×
+// width levels, row-major, on [0, opt.White]. Every sample is taken as 16
+// bits (an 8-bit v as 257·v) and scaled by White/65535, so 8-bit v becomes
+// exactly v at White = 255. Grayscale PNGs (8 or 16 bits, with or without
+// alpha) are read as they are, and so are colour and paletted PNGs whose R,
+// G and B are equal in every pixel; any other colour PNG is an error
+// wrapping ErrColour that names the first coloured pixel, unless
+// opt.Luminance is set. Alpha is ignored. The header is checked before the
+// pixels are decoded (a file too small for the size it declares is
+// refused). Errors name the file.
+func ReadGrayPNG(path string, opt GrayOptions) (pix []float64, height, width int, err error) {
+	img, err := decodePNG(path, nil)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	size := img.Bounds().Size()
+	pix = make([]float64, size.X*size.Y)
+	if err := grayValues(img, pix, opt); err != nil {
+		return nil, 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return pix, size.Y, size.X, nil
+}
+
+// grayValues sets dst (row-major) to the gray levels of img (see
+// ReadGrayPNG), reading the pixel buffers directly.
+func grayValues(img image.Image, dst []float64, opt GrayOptions) error {
 	r := img.Bounds()
 	w, h := r.Dx(), r.Dy()
 	switch m := img.(type) {
@@ -324,7 +373,7 @@ func grayValues(img image.Image, dst []float64) error {
 			row := m.Pix[m.PixOffset(r.Min.X, r.Min.Y+y):][:w]
 			out := dst[y*w : (y+1)*w]
 			for x, v := range row {
-				out[x] = float64(v)
+				out[x] = float64(uint16(v)*257) * opt.White / 65535
 			}
 		}
 	case *image.Gray16:
@@ -332,69 +381,69 @@ func grayValues(img image.Image, dst []float64) error {
 			row := m.Pix[m.PixOffset(r.Min.X, r.Min.Y+y):][:2*w]
 			out := dst[y*w : (y+1)*w]
 			for x := range out {
-				out[x] = from16(row[2*x], row[2*x+1])
+				out[x] = float64(uint16(row[2*x])<<8|uint16(row[2*x+1])) * opt.White / 65535
 			}
 		}
 	case *image.NRGBA:
-		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 1, dst)
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 1, dst, opt)
 	case *image.RGBA:
-		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 1, dst)
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 1, dst, opt)
 	case *image.NRGBA64:
-		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 2, dst)
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 2, dst, opt)
 	case *image.RGBA64:
-		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 2, dst)
+		return rgbValues(m.Pix, m.Stride, m.PixOffset(r.Min.X, r.Min.Y), w, h, 2, dst, opt)
 	case *image.Paletted:
-		return palettedValues(m, dst)
+		return palettedValues(m, dst, opt)
 	default:
 		return fmt.Errorf("unsupported colour model %T", img)
 	}
 	return nil
 }
 
-// from16 converts a big-endian 16-bit sample to the [0, 255] scale.
-func from16(hi, lo byte) float64 {
-	return float64(uint16(hi)<<8|uint16(lo)) * 255 / 65535
+// level returns the gray level of a pixel of 16-bit samples r, g, b (see
+// ReadGrayPNG).
+func level(r, g, b uint16, x, y int, opt GrayOptions) (float64, error) {
+	switch {
+	case r == g && g == b:
+		return float64(r) * opt.White / 65535, nil
+	case opt.Luminance:
+		return (lumaR*float64(r) + lumaG*float64(g) + lumaB*float64(b)) * opt.White / 65535, nil
+	}
+	return 0, fmt.Errorf("%w: pixel (x=%d, y=%d) has R=%d G=%d B=%d (of 65535)", ErrColour, x, y, r, g, b)
 }
 
 // rgbValues reads an RGBA pixel buffer whose samples are sampleBytes wide
 // (1 or 2, big-endian), starting at off, with the given row stride.
-func rgbValues(pix []byte, stride, off, w, h, sampleBytes int, dst []float64) error {
+func rgbValues(pix []byte, stride, off, w, h, sampleBytes int, dst []float64, opt GrayOptions) error {
 	px := 4 * sampleBytes
+	sample := func(p []byte, c int) uint16 {
+		if sampleBytes == 1 {
+			return uint16(p[c]) * 257
+		}
+		return uint16(p[2*c])<<8 | uint16(p[2*c+1])
+	}
 	for y := range h {
 		row := pix[off+y*stride:][:w*px]
 		out := dst[y*w : (y+1)*w]
 		for x := range out {
 			p := row[x*px : (x+1)*px]
-			if sampleBytes == 1 {
-				if p[0] != p[1] || p[1] != p[2] {
-					return notGray(x, y, int(p[0]), int(p[1]), int(p[2]))
-				}
-				out[x] = float64(p[0])
-				continue
+			v, err := level(sample(p, 0), sample(p, 1), sample(p, 2), x, y, opt)
+			if err != nil {
+				return err
 			}
-			if p[0] != p[2] || p[1] != p[3] || p[0] != p[4] || p[1] != p[5] {
-				return notGray(x, y, int(p[0])<<8|int(p[1]), int(p[2])<<8|int(p[3]), int(p[4])<<8|int(p[5]))
-			}
-			out[x] = from16(p[0], p[1])
+			out[x] = v
 		}
 	}
 	return nil
 }
 
-func notGray(x, y, r, g, b int) error {
-	return fmt.Errorf("colour band is not gray: pixel (x=%d, y=%d) has R=%d G=%d B=%d", x, y, r, g, b)
-}
-
-// palettedValues reads a paletted image whose used palette entries are gray.
-func palettedValues(m *image.Paletted, dst []float64) error {
-	var level [256]float64
-	var gray [256]bool
+// palettedValues reads a paletted image through the levels of its palette.
+func palettedValues(m *image.Paletted, dst []float64, opt GrayOptions) error {
+	// 8-bit palette entries, un-premultiplied at 8 bits as the PNG stores
+	// them (a 16-bit conversion rounds transparent entries differently).
 	var rgb [256]color.NRGBA
 	for i, c := range m.Palette[:min(len(m.Palette), 256)] {
-		n := color.NRGBAModel.Convert(c).(color.NRGBA)
-		rgb[i] = n
-		level[i] = float64(n.R)
-		gray[i] = n.R == n.G && n.G == n.B
+		rgb[i] = color.NRGBAModel.Convert(c).(color.NRGBA)
 	}
 	r := m.Bounds()
 	w, h := r.Dx(), r.Dy()
@@ -405,10 +454,12 @@ func palettedValues(m *image.Paletted, dst []float64) error {
 			if int(i) >= len(m.Palette) {
 				return fmt.Errorf("pixel (x=%d, y=%d): palette index %d out of range (%d colours)", x, y, i, len(m.Palette))
 			}
-			if !gray[i] {
-				return notGray(x, y, int(rgb[i].R), int(rgb[i].G), int(rgb[i].B))
+			c := rgb[i]
+			v, err := level(uint16(c.R)*257, uint16(c.G)*257, uint16(c.B)*257, x, y, opt)
+			if err != nil {
+				return err
 			}
-			out[x] = level[i]
+			out[x] = v
 		}
 	}
 	return nil
