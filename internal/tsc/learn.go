@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+
+	"tdsc/internal/option"
 )
 
 // LearnOptions sets the dictionary learning of Learn.
@@ -99,7 +101,7 @@ type coder func(d, b *Tensor, warm bool, threads int) error
 
 // learn is Learn with the coding step given by code.
 func learn(x *Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
-	if err := opt.validate(); err != nil {
+	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
 	if x == nil || x.M < 1 || x.N < 1 || x.K < 1 || len(x.Data) != x.M*x.N*x.K {
@@ -168,19 +170,21 @@ func learn(x *Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
 	return res, nil
 }
 
-// validate checks the options of Learn.
-func (opt *LearnOptions) validate() error {
+// Validate checks the options of Learn and returns an *option.Error naming
+// the first bad one (Field in the spelling of the command-line flags:
+// atoms, beta, iters, inner-iters, tol).
+func (opt *LearnOptions) Validate() error {
 	switch {
 	case opt.Atoms < 1:
-		return fmt.Errorf("tsc: Learn: %d atoms, want at least 1", opt.Atoms)
+		return option.Errorf("atoms", opt.Atoms, "atoms must be at least 1, got %d", opt.Atoms)
 	case !(opt.Beta >= 0) || math.IsInf(opt.Beta, 0):
-		return fmt.Errorf("tsc: Learn: β = %v, want a finite β ≥ 0", opt.Beta)
+		return option.Errorf("beta", opt.Beta, "beta must be a finite number ≥ 0, got %v", opt.Beta)
 	case opt.Iters < 1:
-		return fmt.Errorf("tsc: Learn: %d outer iterations, want at least 1", opt.Iters)
+		return option.Errorf("iters", opt.Iters, "iters (outer iterations) must be at least 1, got %d", opt.Iters)
 	case opt.InnerIters < 1:
-		return fmt.Errorf("tsc: Learn: %d coding iterations, want at least 1", opt.InnerIters)
+		return option.Errorf("inner-iters", opt.InnerIters, "inner-iters (coding iterations) must be at least 1, got %d", opt.InnerIters)
 	case !(opt.Tol >= 0) || math.IsInf(opt.Tol, 0):
-		return fmt.Errorf("tsc: Learn: tolerance %v, want a finite value ≥ 0", opt.Tol)
+		return option.Errorf("tol", opt.Tol, "tol (tolerance) must be a finite number ≥ 0, got %v", opt.Tol)
 	}
 	return nil
 }

@@ -382,13 +382,13 @@ func TestLearnRejectsBadInput(t *testing.T) {
 		edit func(o *LearnOptions)
 		want string
 	}{
-		{"no atoms", func(o *LearnOptions) { o.Atoms = 0 }, "0 atoms"},
-		{"negative beta", func(o *LearnOptions) { o.Beta = -1 }, "β"},
-		{"NaN beta", func(o *LearnOptions) { o.Beta = math.NaN() }, "β"},
-		{"infinite beta", func(o *LearnOptions) { o.Beta = math.Inf(1) }, "β"},
+		{"no atoms", func(o *LearnOptions) { o.Atoms = 0 }, "atoms must be at least 1, got 0"},
+		{"negative beta", func(o *LearnOptions) { o.Beta = -1 }, "beta must be"},
+		{"NaN beta", func(o *LearnOptions) { o.Beta = math.NaN() }, "beta must be"},
+		{"infinite beta", func(o *LearnOptions) { o.Beta = math.Inf(1) }, "beta must be"},
 		{"no iterations", func(o *LearnOptions) { o.Iters = 0 }, "outer iterations"},
 		{"no coding iterations", func(o *LearnOptions) { o.InnerIters = 0 }, "coding iterations"},
-		{"negative tol", func(o *LearnOptions) { o.Tol = -0.1 }, "tolerance"},
+		{"negative tol", func(o *LearnOptions) { o.Tol = -0.1 }, "tol (tolerance)"},
 		{"more atoms than patches", func(o *LearnOptions) { o.Atoms = 11 }, "fewer than the 11 atoms"},
 	}
 	for _, c := range cases {
