@@ -23,7 +23,7 @@ func newAtomsCmd() *cobra.Command {
 		o                    gray.AtomsOptions
 	)
 	c := &cobra.Command{
-		Use:   "atoms --out ATOMS.png --dict DICT.json [flags] IMAGE|FOLDER...",
+		Use:   "atoms --atoms-png ATOMS.png --save-dict DICT.json [flags] IMAGE|FOLDER...",
 		Short: "Learn a dictionary of d×d grayscale image patches and draw its atoms",
 		Long: `atoms learns a dictionary from --samples d×d patches drawn at random (seeded, every
 window position of every image equally likely) from grayscale images, and draws its
@@ -54,17 +54,17 @@ ordinary sparse coding. Both minimise ½‖X − D*B‖² + β‖B‖₁ with un
 alternating FISTA coding (--inner-iters) and the Lagrange-dual dictionary update
 for exactly --iters iterations.
 
---out receives the atoms as one PNG grid, each atom a d×d image contrast-normalised
+--atoms-png receives the atoms as one PNG grid, each atom a d×d image contrast-normalised
 on its own (minimum black, maximum white), ordered by use (ℓ1 norm of its codes
-over the samples, largest first); --dict the dictionary file. stdout gets one line
+over the samples, largest first); --save-dict the dictionary file. stdout gets one line
 with the model, sizes, final objective and times. The defaults are the settings of
 scripts/fig5.sh at d = 16.`,
-		Example: `  tdsc atoms --model 2dsc --patch 32 --out atoms2dsc32.png --dict atoms2dsc32.json \
+		Example: `  tdsc atoms --model 2dsc --patch 32 --atoms-png atoms2dsc32.png --save-dict atoms2dsc32.json \
       $TDSC_DATA/cave/balloons_ms/balloons_ms/balloons_ms_16.png`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" || dict == "" {
-				return errors.New("--out and --dict are required")
+				return errors.New("--atoms-png and --save-dict are required")
 			}
 			if len(args) == 0 {
 				return errors.New("no input images: give PNG files or folders of them")
@@ -140,8 +140,10 @@ scripts/fig5.sh at d = 16.`,
 	f.IntVar(&o.Learn.Threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
 	f.BoolVar(&o.Luminance, "luminance", false, "convert colour images to luminance (BT.601) instead of refusing them")
 	f.BoolVar(&o.Whiten, "whiten", false, "whiten every image first: 2-D DFT × f·exp(−(f/0.4)⁴), f in cycles/pixel, then unit variance")
-	f.StringVarP(&out, "out", "o", "", "PNG to draw the atoms into")
-	f.StringVar(&dict, "dict", "", "dictionary file to write (JSON)")
+	f.StringVar(&out, "atoms-png", "", "PNG to draw the atoms into")
+	f.StringVar(&dict, "save-dict", "", "dictionary file to write (JSON)")
+	deprecatedSpelling(f, "out", "o", "atoms-png")
+	deprecatedSpelling(f, "dict", "", "save-dict")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	return c
 }

@@ -31,9 +31,6 @@ known) or by --band (1-based number).`,
 			if ref == "" || out == "" {
 				return fmt.Errorf("--ref and --out are required")
 			}
-			if cmd.Flags().Changed("band") && cmd.Flags().Changed("wavelength") {
-				return fmt.Errorf("--band and --wavelength exclude each other")
-			}
 			if err := refuseExisting(force, out); err != nil {
 				return err
 			}
@@ -73,6 +70,7 @@ known) or by --band (1-based number).`,
 	f.IntVar(&band, "band", 0, "1-based band number to draw")
 	f.Float64Var(&wavelength, "wavelength", 420, "wavelength in nm of the band to draw (the nearest band)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
+	c.MarkFlagsMutuallyExclusive("band", "wavelength")
 	return c
 }
 

@@ -33,9 +33,6 @@ table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON
 			if ref == "" {
 				return fmt.Errorf("--ref is required")
 			}
-			if asCSV && asJS {
-				return fmt.Errorf("--csv and --json exclude each other")
-			}
 			clean, err := msi.Open(ref)
 			if err != nil {
 				return err
@@ -68,6 +65,7 @@ table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON
 	f.BoolVar(&perBand, "per-band", false, "add a PSNR/SSIM row for every band (table and CSV)")
 	f.BoolVar(&asCSV, "csv", false, "print CSV")
 	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")
+	c.MarkFlagsMutuallyExclusive("csv", "json")
 	return c
 }
 

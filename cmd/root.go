@@ -84,6 +84,7 @@ stages on groups of similar patches; --method 2dsc is the paper's method alone.`
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { warnDeprecated(cmd) }
 	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newAtomsCmd())
 	return root
 }

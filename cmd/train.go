@@ -22,18 +22,18 @@ func newTrainCmd() *cobra.Command {
 		force                  bool
 	)
 	c := &cobra.Command{
-		Use:   "train --input NOISY --out DICT.json",
+		Use:   "train --input NOISY --save-dict DICT.json",
 		Short: "Learn a 2DSC dictionary from patches of a (noisy) cube",
 		Long: `train draws --samples random patches of p×p pixels × q bands from the input (means
 removed), and learns --atoms atoms of size p²×1×q by alternating FISTA coding and
 the Lagrange-dual dictionary update. The dictionary file records the settings and
 the objective of every iteration; --atoms-png draws the atoms (each atom's q band
 slices side by side, contrast-normalised per atom).`,
-		Example: "  tdsc train --input noisy30.hdr --sigma 30 --out dict30.json --atoms-png atoms30.png",
+		Example: "  tdsc train --input noisy30.hdr --sigma 30 --save-dict dict30.json --atoms-png atoms30.png",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if input == "" || out == "" {
-				return fmt.Errorf("--input and --out are required")
+				return fmt.Errorf("--input and --save-dict are required")
 			}
 			if err := refuseExisting(force, out, atomsImage); err != nil {
 				return err
@@ -83,8 +83,9 @@ slices side by side, contrast-normalised per atom).`,
 	}
 	f := c.Flags()
 	f.StringVarP(&input, "input", "i", "", "cube to learn from: a band-stack folder or an ENVI .hdr")
-	f.StringVarP(&out, "out", "o", "", "dictionary file to write (JSON)")
+	f.StringVar(&out, "save-dict", "", "dictionary file to write (JSON)")
 	f.StringVar(&atomsImage, "atoms-png", "", "also draw the atoms into this PNG")
+	deprecatedSpelling(f, "out", "o", "save-dict")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	sf.register(f, true)
 	return c

@@ -41,7 +41,7 @@ for set in fig5 fig5raw; do
 		for model in sc 2dsc; do
 			"$tdsc" atoms --model "$model" --patch "$d" --atoms 64 "${prep[@]}" \
 				--samples "$samples" --iters 30 --inner-iters 20 --seed 1 \
-				--out "$out/$set-$model-$d.png" --dict "$dicts/$set-$model-$d.json" --force \
+				--atoms-png "$out/$set-$model-$d.png" --save-dict "$dicts/$set-$model-$d.json" --force \
 				--quiet "${images[@]}"
 		done
 	done

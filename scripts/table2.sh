@@ -60,7 +60,7 @@ done
 
 # The pictures at σ = 30: the dictionary (the one denoise learned: same
 # input, settings and seed) and the 420 nm band as in the paper's Fig. 4.
-"$tdsc" train --input "$out/noisy30.hdr" --sigma 30 --out "$out/dict-sigma30.json" \
+"$tdsc" train --input "$out/noisy30.hdr" --sigma 30 --save-dict "$out/dict-sigma30.json" \
 	--atoms-png "$out/dict-sigma30.png" --force --quiet
 "$tdsc" compare --ref "$scene_dir" --out "$out/compare-420nm-sigma30.png" --wavelength 420 \
 	"$out/noisy30.hdr" "$out/denoised30.hdr" "$out/nonlocal30.hdr" --force --quiet

@@ -401,15 +401,17 @@ func grayValues(img image.Image, dst []float64, opt GrayOptions) error {
 }
 
 // level returns the gray level of a pixel of 16-bit samples r, g, b (see
-// ReadGrayPNG).
-func level(r, g, b uint16, x, y int, opt GrayOptions) (float64, error) {
+// ReadGrayPNG). A colour pixel's error gives the samples on the scale
+// [0, of] of the file (255 for 8-bit samples, 65535 for 16-bit ones).
+func level(r, g, b uint16, x, y, of int, opt GrayOptions) (float64, error) {
 	switch {
 	case r == g && g == b:
 		return float64(r) * opt.White / 65535, nil
 	case opt.Luminance:
 		return (lumaR*float64(r) + lumaG*float64(g) + lumaB*float64(b)) * opt.White / 65535, nil
 	}
-	return 0, fmt.Errorf("%w: pixel (x=%d, y=%d) has R=%d G=%d B=%d (of 65535)", ErrColour, x, y, r, g, b)
+	in := func(v uint16) int { return int(v) * of / 65535 }
+	return 0, fmt.Errorf("%w: pixel (x=%d, y=%d) has R=%d G=%d B=%d (of %d)", ErrColour, x, y, in(r), in(g), in(b), of)
 }
 
 // rgbValues reads an RGBA pixel buffer whose samples are sampleBytes wide
@@ -427,7 +429,7 @@ func rgbValues(pix []byte, stride, off, w, h, sampleBytes int, dst []float64, op
 		out := dst[y*w : (y+1)*w]
 		for x := range out {
 			p := row[x*px : (x+1)*px]
-			v, err := level(sample(p, 0), sample(p, 1), sample(p, 2), x, y, opt)
+			v, err := level(sample(p, 0), sample(p, 1), sample(p, 2), x, y, 1<<(8*sampleBytes)-1, opt)
 			if err != nil {
 				return err
 			}
@@ -455,7 +457,7 @@ func palettedValues(m *image.Paletted, dst []float64, opt GrayOptions) error {
 				return fmt.Errorf("pixel (x=%d, y=%d): palette index %d out of range (%d colours)", x, y, i, len(m.Palette))
 			}
 			c := rgb[i]
-			v, err := level(uint16(c.R)*257, uint16(c.G)*257, uint16(c.B)*257, x, y, opt)
+			v, err := level(uint16(c.R)*257, uint16(c.G)*257, uint16(c.B)*257, x, y, 255, opt)
 			if err != nil {
 				return err
 			}

@@ -400,7 +400,7 @@ func TestReadPNGStackErrors(t *testing.T) {
 		{"colour band", func(dir string) string {
 			writeFile(t, dir, "x_01.png", encodePNGBytes(t, colour))
 			return dir
-		}, []string{"x_01.png", "not grayscale", "x=3, y=2", "G=1799"}},
+		}, []string{"x_01.png", "not grayscale", "x=3, y=2", "G=7 B=255 (of 255)"}},
 		{"two nested stacks", func(dir string) string {
 			for _, sub := range []string{"p", "q"} {
 				if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
