@@ -110,6 +110,13 @@ func (m *nonlocalMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma flo
 func (m *nonlocalMethod) Settings(sigma float64) []Setting {
 	o := m.d.Options.Resolve(sigma)
 	p := o.Pilot.Resolve(sigma)
-	return formatSettings("sigma", sigma, "wiener", o.Wiener, "rounds", o.Rounds, "rank", o.Rank, "group", o.Group,
+	var rank any = o.Rank
+	switch {
+	case o.Rank == 0 && m.d.Rank() > 0:
+		rank = m.d.Rank() // chosen from the data by the last Denoise
+	case o.Rank == 0:
+		rank = "auto"
+	}
+	return formatSettings("sigma", sigma, "wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", p.Beta, "pilot-stride", p.Stride, "seed", p.Seed)
 }

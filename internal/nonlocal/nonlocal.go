@@ -30,6 +30,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
+	"tdsc/internal/subspace"
 	"tdsc/internal/twodsc"
 )
 
@@ -43,7 +44,7 @@ type Options struct {
 	// Rounds is the number of low-rank rounds (at least 1).
 	Rounds int
 	// Rank is the dimension k of the spectral subspace of the low-rank
-	// stage.
+	// stage; 0 chooses it from the data (ChooseRank).
 	Rank int
 	// Group is the number of patches K of a low-rank group.
 	Group int
@@ -77,9 +78,6 @@ func (o Options) Resolve(sigma float64) Options {
 	if o.Rounds == 0 {
 		o.Rounds = 2
 	}
-	if o.Rank == 0 {
-		o.Rank = RankFor(sigma)
-	}
 	if o.Group == 0 {
 		o.Group = 128
 	}
@@ -96,9 +94,9 @@ func (o Options) Resolve(sigma float64) Options {
 	return o
 }
 
-// RankFor returns the default dimension of the spectral subspace for noise
-// σ: 10 for σ ≤ 15, else 6 (below that level more spectral detail rises
-// above the noise).
+// RankFor returns the least dimension of the spectral subspace that
+// ChooseRank picks for noise σ: 10 for σ ≤ 15, else 6 (below that level
+// more spectral detail rises above the noise).
 func RankFor(sigma float64) int {
 	if sigma <= 15 {
 		return 10
@@ -106,13 +104,44 @@ func RankFor(sigma float64) int {
 	return 6
 }
 
+// rankZ is how many standard errors above zero the signal power along a
+// direction must be for ChooseRank to count it.
+const rankZ = 3
+
+// ChooseRank returns the dimension of the spectral subspace for the noisy
+// cube y with noise σ and the estimate x: the larger of RankFor(σ) and the
+// number of leading spectral directions of x (about y's mean) along which
+// y holds signal beyond its noise by more than rankZ standard errors,
+// SignalPower > rankZ·σ²·√(2/N) for N pixels.
+//
+// Why both: the σ rule was tuned on crops of 10⁴ pixels, where the
+// directions past it hold too little signal to earn their noise; a whole
+// scene has more materials, and 16 times the pixels make weaker directions
+// significant (full balloons at σ = 30: rank 9 gains 0.7 dB over 6,
+// docs/results.md).
+func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
+	bs, err := subspace.Fit(x, subspace.MeanSpectrum(y), y.Bands)
+	if err != nil {
+		return 0, err
+	}
+	threshold := rankZ * sigma * sigma * math.Sqrt(2/float64(y.Height*y.Width))
+	k := 0
+	for _, p := range bs.SignalPower(y, sigma) {
+		if p <= threshold {
+			break
+		}
+		k++
+	}
+	return min(y.Bands, max(k, RankFor(sigma))), nil
+}
+
 // Validate checks resolved options.
 func (o *Options) Validate() error {
 	switch {
 	case o.Rounds < 1:
 		return option.Errorf("rounds", o.Rounds, "rounds must be at least 1, got %d", o.Rounds)
-	case o.Rank < 1:
-		return option.Errorf("rank", o.Rank, "rank must be at least 1, got %d", o.Rank)
+	case o.Rank < 0:
+		return option.Errorf("rank", o.Rank, "rank must be at least 1 (or 0: from the data), got %d", o.Rank)
 	case o.Group < 2:
 		return option.Errorf("group", o.Group, "group must be at least 2 patches, got %d", o.Group)
 	case o.Threads < 0:
@@ -126,7 +155,13 @@ type Denoiser struct {
 	Options Options
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
+
+	rank int // of the last Denoise
 }
+
+// Rank returns the dimension of the spectral subspace that the last
+// Denoise used (0 before any).
+func (d *Denoiser) Rank() int { return d.rank }
 
 // Denoise returns the estimate of the clean cube for noise of standard
 // deviation sigma > 0 on the [0, 255] scale. It stops with ctx.Err() when
@@ -165,6 +200,14 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, err
 		}
 	}
+	rank := o.Rank
+	if rank == 0 {
+		if rank, err = ChooseRank(noisy, x, sigma); err != nil {
+			return nil, err
+		}
+		log.Logf("spectral subspace: rank %d", rank)
+	}
+	d.rank = rank
 	lr := lowRankShape
 	lr.K = o.Group
 	y, s := noisy, sigma
@@ -173,7 +216,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			y, s = regularise(noisy, x, sigma)
 		}
 		if err := stage(fmt.Sprintf("low-rank round %d", i+1), refRows(lr), func(pr func(int)) (*msi.Cube, error) {
-			return lowRankStage(ctx, y, x, s, o.Rank, lr, wnnmC, o.Threads, pr)
+			return lowRankStage(ctx, y, x, s, rank, lr, wnnmC, o.Threads, pr)
 		}); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"tdsc/internal/blockmatch"
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
@@ -136,6 +138,60 @@ func TestDenoiseCancelledAndOptions(t *testing.T) {
 		d := &Denoiser{Options: o}
 		if _, err := d.Denoise(context.Background(), noisy, 10); err == nil {
 			t.Errorf("options %+v gave no error", o)
+		}
+	}
+}
+
+// TestChooseRank: with the clean cube as the estimate, the rank is the
+// number of directions whose signal power is clearly above the threshold
+// 3σ²√(2/N) when that exceeds RankFor(σ), and RankFor(σ) otherwise. A
+// direction at twice the threshold counts; one at a third of it does not.
+func TestChooseRank(t *testing.T) {
+	const h, w, bands = 64, 64, 20
+	strong := func(n int) []float64 { return slices.Repeat([]float64{20}, n) }
+	for _, tc := range []struct {
+		powers []float64 // in units of the threshold, descending
+		sigma  float64
+		want   int
+	}{
+		{strong(9), 30, 9},
+		{append(strong(8), 2), 30, 9},
+		{append(strong(8), 1.0/3), 30, 8},
+		{append(strong(9), 1.0/3, 1.0/3), 30, 9},
+		{strong(3), 30, RankFor(30)},
+		{strong(3), 10, RankFor(10)},
+		{append(strong(13), 2), 10, 14},
+	} {
+		threshold := 3 * tc.sigma * tc.sigma * math.Sqrt(2.0/(h*w))
+		rng := rand.New(rand.NewPCG(uint64(len(tc.powers)), 5))
+		// Orthonormal directions: the first columns of the Q of a random
+		// matrix.
+		a := mat.NewDense(bands, len(tc.powers), nil)
+		for i := range bands {
+			for j := range tc.powers {
+				a.Set(i, j, rng.NormFloat64())
+			}
+		}
+		var qr mat.QR
+		qr.Factorize(a)
+		var q mat.Dense
+		qr.QTo(&q)
+		clean := msi.NewCube(h, w, bands)
+		for p := range h * w {
+			for j, pw := range tc.powers {
+				c := rng.NormFloat64() * math.Sqrt(pw*threshold)
+				for b := range bands {
+					clean.Data[b*h*w+p] += c * q.At(b, j)
+				}
+			}
+		}
+		noisy := noise.Add(nil, clean, tc.sigma, 1)
+		got, err := ChooseRank(noisy, clean, tc.sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("powers %v×threshold, σ %v: rank %d, want %d", tc.powers, tc.sigma, got, tc.want)
 		}
 	}
 }

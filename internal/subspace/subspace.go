@@ -163,3 +163,23 @@ func (bs *Basis) Reconstruct(z *msi.Cube) *msi.Cube {
 	}
 	return y
 }
+
+// SignalPower returns, for each direction eᵢ of the basis, the power of
+// y's spectra along it beyond white noise of standard deviation sigma:
+// (1/N) Σ ((y − μ)·eᵢ)² − σ² over the N pixels. For a basis fitted on an
+// estimate of the clean cube and y the noisy cube, it estimates the clean
+// signal's power along eᵢ with a standard error of about σ²·√(2/N), so it
+// tells the directions that hold signal from those that hold only noise. It
+// panics if y does not have Bands bands.
+func (bs *Basis) SignalPower(y *msi.Cube, sigma float64) []float64 {
+	z := bs.Project(y)
+	power := make([]float64, bs.K)
+	for i := range power {
+		s := 0.0
+		for _, v := range z.Band(i) {
+			s += v * v
+		}
+		power[i] = s/float64(y.Height*y.Width) - sigma*sigma
+	}
+	return power
+}

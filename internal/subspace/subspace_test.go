@@ -214,3 +214,23 @@ func TestFitAboutMean(t *testing.T) {
 		t.Error("a mean of the wrong length gave no error")
 	}
 }
+
+// TestSignalPowerOfOwnCube: along the basis of a cube about its own mean,
+// the power of the cube itself is the covariance's eigenvalue (from the
+// eigensolver, a separate computation), less σ².
+func TestSignalPowerOfOwnCube(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := lowRankCube(rng, 17, 13, 9, 4)
+	bs, err := Fit(c, nil, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sigma := range []float64{0, 3} {
+		for i, p := range bs.SignalPower(c, sigma) {
+			want := bs.Eigenvalues[i] - sigma*sigma
+			if math.Abs(p-want) > 1e-9*bs.Eigenvalues[0] {
+				t.Errorf("σ %v, direction %d: power %v, want %v", sigma, i, p, want)
+			}
+		}
+	}
+}
