@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"image"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -11,7 +10,6 @@ import (
 	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/render"
-	"tdsc/internal/tsc"
 	"tdsc/internal/twodsc"
 )
 
@@ -67,7 +65,7 @@ slices side by side, contrast-normalised per atom).`,
 			log.Logf("learned %d atoms in %d iterations, objective %.6g", o.Atoms, len(res.Objective), res.Objective[len(res.Objective)-1])
 			model := twodsc.NewModel(res, o, sigma, "tdsc "+version)
 			if atomsImage != "" {
-				if err := render.WritePNG(atomsImage, atomsPicture(model), force); err != nil {
+				if err := render.WritePNG(atomsImage, render.CubeAtoms(model), force); err != nil {
 					return err
 				}
 			}
@@ -101,23 +99,6 @@ func trainSigma(noisy *msi.Cube, sigma float64, o twodsc.Options, log *reporter)
 	return s, err
 }
 
-// atomsPicture lays every atom out as one tile: its depth band slices of
-// height×width pixels side by side, magnified 8 times.
-func atomsPicture(m *tsc.Model) *image.Gray {
-	h, w, q := m.Patch.Height, m.Patch.Width, m.Patch.Depth
-	tiles := make([][]float64, m.Atoms.N)
-	for j := range tiles {
-		atom := m.Atoms.Lateral(j) // band t at [t*h*w, (t+1)*h*w), row-major
-		tile := make([]float64, h*w*q)
-		for t := 0; t < q; t++ {
-			for y := 0; y < h; y++ {
-				copy(tile[y*w*q+t*w:y*w*q+(t+1)*w], atom[t*h*w+y*w:t*h*w+(y+1)*w])
-			}
-		}
-		tiles[j] = tile
-	}
-	return render.AtomGrid(tiles, h, w*q, 8)
-}
 
 // refuseExisting returns an error naming the first of paths (files, not
 // cubes) that exists, unless force is set. Checking before the work starts

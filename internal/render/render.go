@@ -1,5 +1,6 @@
 // Package render draws pictures for people: dictionary atoms as a grid of
-// small images, and one band of several cubes side by side. Pictures are
+// small images (of any patches, or of a cube's patches band by band), and
+// one band of several cubes side by side. Pictures are
 // 8-bit grayscale; writing is atomic (temporary file, then rename).
 package render
 
@@ -12,6 +13,7 @@ import (
 	"sort"
 
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/tsc"
 )
 
 // AtomGrid draws n tiles, each an h×w row-major image, on a grid of
@@ -60,6 +62,25 @@ func AtomGrid(tiles [][]float64, h, w, scale int) *image.Gray {
 		}
 	}
 	return img
+}
+
+// CubeAtoms draws the atoms of a dictionary of image patches (p×p pixels
+// × q bands) as an AtomGrid, magnified 8 times: each atom is one tile, its
+// q band slices side by side.
+func CubeAtoms(m *tsc.Model) *image.Gray {
+	h, w, q := m.Patch.Height, m.Patch.Width, m.Patch.Depth
+	tiles := make([][]float64, m.Atoms.N)
+	for j := range tiles {
+		atom := m.Atoms.Lateral(j) // band t at [t*h*w, (t+1)*h*w), row-major
+		tile := make([]float64, h*w*q)
+		for t := range q {
+			for y := range h {
+				copy(tile[y*w*q+t*w:y*w*q+(t+1)*w], atom[t*h*w+y*w:t*h*w+(y+1)*w])
+			}
+		}
+		tiles[j] = tile
+	}
+	return AtomGrid(tiles, h, w*q, 8)
 }
 
 // SideBySide draws the h×w row-major bands left to right with a 4-pixel

@@ -7,8 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"tdsc/internal/tsc"
 )
 
 func TestAtomGridNormalisesEachTile(t *testing.T) {
@@ -116,5 +119,32 @@ func TestWritePNG(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("leftover files: %v", entries)
+	}
+}
+
+// TestCubeAtoms: each tile holds the atom's band slices side by side, pixel
+// (y, t·w + x) being pixel (y, x) of band t.
+func TestCubeAtoms(t *testing.T) {
+	const h, w, q, r = 2, 3, 4, 5
+	rng := rand.New(rand.NewPCG(3, 4))
+	atoms := tsc.NewTensor(h*w, r, q)
+	for i := range atoms.Data {
+		atoms.Data[i] = rng.NormFloat64()
+	}
+	m := &tsc.Model{Patch: tsc.PatchShape{Height: h, Width: w, Depth: q}, Atoms: atoms}
+	tiles := make([][]float64, r)
+	for j := range tiles {
+		tiles[j] = make([]float64, h*w*q)
+		for band := range q {
+			for y := range h {
+				for x := range w {
+					tiles[j][y*w*q+band*w+x] = atoms.At(y*w+x, j, band)
+				}
+			}
+		}
+	}
+	got, want := CubeAtoms(m), AtomGrid(tiles, h, w*q, 8)
+	if !got.Bounds().Eq(want.Bounds()) || !slices.Equal(got.Pix, want.Pix) {
+		t.Error("CubeAtoms differs from the grid of the atoms' band slices side by side")
 	}
 }
