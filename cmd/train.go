@@ -99,7 +99,6 @@ func trainSigma(noisy *msi.Cube, sigma float64, o twodsc.Options, log *reporter)
 	return s, err
 }
 
-
 // refuseExisting returns an error naming the first of paths (files, not
 // cubes) that exists, unless force is set. Checking before the work starts
 // saves a long run that could not write its result.
