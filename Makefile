@@ -14,7 +14,7 @@ endif
 # OpenBLAS runs single-threaded: tdsc parallelises over patch batches itself.
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: build test bench demo fuzz lint table2 fig5 clean
+.PHONY: build test test-short bench demo fuzz lint table2 fig5 clean
 
 build:
 	$(GO) build $(BUILD_TAGS) -o $(BIN) .
@@ -28,6 +28,11 @@ test:
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -tags openblas ./internal/tsc/... ./cmd/...
 endif
+
+# The inner loop: every package without the full-scene runs and the heavy
+# command-line runs (go test -short), well under a minute.
+test-short:
+	$(GO) test -short ./...
 
 bench:
 	$(GO) test $(BUILD_TAGS) -run '^$$' -bench . -benchtime 3x ./...

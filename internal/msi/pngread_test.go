@@ -466,6 +466,9 @@ func checkCAVE(t *testing.T, scene string) *Cube {
 }
 
 func TestReadCAVEBalloons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
 	c := checkCAVE(t, "balloons_ms")
 	// 16-bit data: every value is a whole multiple of 255/65535.
 	maxV := 0.0
@@ -489,6 +492,9 @@ func TestReadCAVEBalloons(t *testing.T) {
 }
 
 func TestReadCAVEWatercolors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
 	c := checkCAVE(t, "watercolors_ms")
 	// 8-bit RGBA bands: whole values, and not all zero.
 	nonzero := 0

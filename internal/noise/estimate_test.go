@@ -125,6 +125,9 @@ func TestEstimateSmoothCube(t *testing.T) {
 }
 
 func TestEstimateNoisyBalloons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
 	checkEstimates(t, readBalloons(t))
 }
 

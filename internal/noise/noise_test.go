@@ -143,6 +143,9 @@ func TestAddPanics(t *testing.T) {
 // TestNoisyBalloonsPSNR checks the "Noisy" row of the paper's Table 2:
 // unclipped noise of σ = 5..50 on balloons gives these mean PSNRs.
 func TestNoisyBalloonsPSNR(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
 	clean := readBalloons(t)
 	noisy := msi.NewCube(clean.Height, clean.Width, clean.Bands)
 	for _, tc := range []struct{ sigma, psnr float64 }{

@@ -19,6 +19,9 @@ const regressionPSNR = 37.4832
 // a different place from the committed testdata crop, which TestDenoiseCrop
 // uses), denoised with Defaults(30).
 func TestRegressionBalloons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
 	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,9 @@ func noiseAndDenoise(t *testing.T, clean *msi.Cube, sigma float64) (noisy, out *
 // TestDenoiseCrop is the end-to-end check on real data: σ = 30 noise on the
 // balloons crop, default settings, at least 10 dB gained.
 func TestDenoiseCrop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the whole pipeline on a crop")
+	}
 	clean := readCrop(t)
 	noisy, out := noiseAndDenoise(t, clean, 30)
 	before, after := psnr(t, clean, noisy), psnr(t, clean, out)
