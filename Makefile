@@ -26,7 +26,7 @@ test:
 	$(GO) test ./...
 	$(GO) test -tags purego ./internal/tsc/...
 ifeq ($(HAVE_OPENBLAS),yes)
-	$(GO) test -tags openblas ./internal/tsc/... ./cmd/...
+	$(GO) test -tags openblas ./internal/tensor/... ./internal/tsc/... ./cmd/...
 endif
 
 # The inner loop: every package without the full-scene runs and the heavy
@@ -43,7 +43,7 @@ demo: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseENVIHeader$$' -fuzztime 15s ./internal/msi
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNGStack$$' -fuzztime 15s ./internal/msi
-	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/tsc
+	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/dictfile
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNG$$' -fuzztime 15s ./internal/gray
 
 lint:

@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"tdsc/internal/denoise"
+	"tdsc/internal/dictfile"
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/nonlocal"
-	"tdsc/internal/tsc"
 )
 
 // commonFlags are the denoise flags that every method reads.
@@ -94,7 +94,7 @@ the input and the result on stdout.`,
 			cfg := denoise.Config{Sigma: sf.sigma, Threads: sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
 			cfg.TwoDSC, cfg.Nonlocal = twoOpts, nl
 			if dict != "" {
-				if cfg.Dict, err = tsc.ReadModel(dict); err != nil {
+				if cfg.Dict, err = dictfile.Read(dict); err != nil {
 					return err
 				}
 			}
@@ -116,8 +116,8 @@ the input and the result on stdout.`,
 			}
 			// The small dictionary goes first, so that a failure to write
 			// either output leaves neither behind.
-			var learned *tsc.Model
-			if l, ok := m.(interface{ Learned() *tsc.Model }); ok && save != "" {
+			var learned *dictfile.Model
+			if l, ok := m.(interface{ Learned() *dictfile.Model }); ok && save != "" {
 				learned = l.Learned()
 			}
 			if learned != nil {

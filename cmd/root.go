@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"tdsc/internal/atomicfile"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // version is the release of tdsc; builds from a tagged module report the tag.
@@ -59,7 +59,7 @@ func versionString() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
-	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tsc.BLASName())
+	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tensor.BLASName())
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -3,10 +3,10 @@ package denoise
 import (
 	"context"
 
+	"tdsc/internal/dictfile"
 	"tdsc/internal/msi"
 	"tdsc/internal/nonlocal"
 	"tdsc/internal/report"
-	"tdsc/internal/tsc"
 	"tdsc/internal/twodsc"
 )
 
@@ -28,7 +28,7 @@ type Config struct {
 	// of the pilot estimate of nonlocal.
 	TwoDSC twodsc.Options
 	// Dict is a 2DSC dictionary to code with instead of learning one (2dsc).
-	Dict *tsc.Model
+	Dict *dictfile.Model
 	// Nonlocal are the settings of the nonlocal stages; its Pilot and
 	// Threads are taken from TwoDSC and Threads.
 	Nonlocal nonlocal.Options
@@ -84,7 +84,7 @@ func (m *twoDSC) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*
 func (m *twoDSC) KnownSigma() float64 { return m.knownSigma }
 
 // Learned returns the dictionary the last Denoise learned (nil with Dict).
-func (m *twoDSC) Learned() *tsc.Model { return m.d.Learned() }
+func (m *twoDSC) Learned() *dictfile.Model { return m.d.Learned() }
 
 func (m *twoDSC) Settings(sigma float64) []Setting {
 	o := m.d.Resolved(sigma)

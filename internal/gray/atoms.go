@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"tdsc/internal/dictfile"
 	"tdsc/internal/option"
 	"tdsc/internal/tsc"
 )
@@ -53,7 +54,7 @@ type AtomsResult struct {
 	// Model is the dictionary, ready to be written as a dictionary file:
 	// its description says the model, the scale and how atoms map to
 	// patches.
-	Model *tsc.Model
+	Model *dictfile.Model
 	// Tiles are the atoms as D×D row-major images, ordered by use: the ℓ1
 	// norm of their codes over the training patches, largest first (ties
 	// by atom number).
@@ -86,7 +87,7 @@ func Atoms(ctx context.Context, files []string, o AtomsOptions, createdBy string
 	}
 	t2 := time.Now()
 	d := o.D
-	model := &tsc.Model{
+	model := &dictfile.Model{
 		Description: fmt.Sprintf("%s dictionary of %d×%d grayscale image patches (%s, patch means removed): %s",
 			o.Model, d, d, scaleText(o.Whiten), layoutText(o.Model)),
 		CreatedBy:  createdBy,

@@ -8,8 +8,9 @@ import (
 	"os"
 	"sort"
 
+	"tdsc/internal/dictfile"
 	"tdsc/internal/patch"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // Model is how a d×d patch is coded: as a tensor (2DSC) or as a vector (SC).
@@ -43,7 +44,7 @@ func (m Model) String() string {
 	return "2dsc"
 }
 
-// Layout maps a D×D patch to a lateral slice of a tsc.Tensor and back; see
+// Layout maps a D×D patch to a lateral slice of a tensor.Tensor and back; see
 // the package documentation. D must be at least 1.
 type Layout struct {
 	Model Model
@@ -62,11 +63,11 @@ func (l Layout) Dims() (m, k int) {
 // Shape returns the patch geometry recorded in a dictionary file, whose
 // atoms are (Height·Width)×1×Depth: D×1×D for TwoD (a column of D pixels,
 // with the D columns of the patch in place of bands) and D×D×1 for Vector.
-func (l Layout) Shape() tsc.PatchShape {
+func (l Layout) Shape() dictfile.PatchShape {
 	if l.Model == Vector {
-		return tsc.PatchShape{Height: l.D, Width: l.D, Depth: 1}
+		return dictfile.PatchShape{Height: l.D, Width: l.D, Depth: 1}
 	}
-	return tsc.PatchShape{Height: l.D, Width: 1, Depth: l.D}
+	return dictfile.PatchShape{Height: l.D, Width: 1, Depth: l.D}
 }
 
 // Pack writes the D×D row-major patch p into dst, a lateral slice (M·K
@@ -142,7 +143,7 @@ const sampleStream = 0x6772_6179_7061_7463
 // those that hold a sample; only their sizes are read first. It is an
 // error, naming the file, if an image is smaller than D×D or cannot be
 // read, and an error if the images have fewer windows than opt.Samples.
-func Sample(files []string, l Layout, opt SampleOptions) (*tsc.Tensor, error) {
+func Sample(files []string, l Layout, opt SampleOptions) (*tensor.Tensor, error) {
 	if l.D < 1 {
 		return nil, fmt.Errorf("gray: patch size %d, want at least 1", l.D)
 	}
@@ -170,7 +171,7 @@ func Sample(files []string, l Layout, opt SampleOptions) (*tsc.Tensor, error) {
 	pos := patch.Choose(total, opt.Samples, rand.NewPCG(opt.Seed, sampleStream))
 
 	m, k := l.Dims()
-	x := tsc.NewTensor(m, opt.Samples, k)
+	x := tensor.NewTensor(m, opt.Samples, k)
 	patch := make([]float64, l.D*l.D)
 	var holding []int
 	for f := range files {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // Aggregator averages reconstructed patches back into a cube: it keeps, for
@@ -49,7 +49,7 @@ func NewWeightedAggregator(g *Grid) *Aggregator {
 //
 // Add panics if rec is not (p²)×n×q, if len(means) != n or if the range is
 // not within [0, g.Len()).
-func (a *Aggregator) Add(rec *tsc.Tensor, means []float64, start int) {
+func (a *Aggregator) Add(rec *tensor.Tensor, means []float64, start int) {
 	a.g.checkBatch("Add", rec, means, start)
 	if a.weight == nil {
 		a.addPlain(rec, means, start)
@@ -62,7 +62,7 @@ func (a *Aggregator) Add(rec *tsc.Tensor, means []float64, start int) {
 // AddWeighted is Add with weight weights[j] for patch start+j. It panics if
 // the aggregator was made by NewAggregator, if len(weights) != n or if a
 // weight is not positive and finite, besides the cases where Add panics.
-func (a *Aggregator) AddWeighted(rec *tsc.Tensor, means, weights []float64, start int) {
+func (a *Aggregator) AddWeighted(rec *tensor.Tensor, means, weights []float64, start int) {
 	if a.weight == nil {
 		panic("patch: AddWeighted on an aggregator made by NewAggregator; use NewWeightedAggregator")
 	}
@@ -79,7 +79,7 @@ func (a *Aggregator) AddWeighted(rec *tsc.Tensor, means, weights []float64, star
 	a.added.Add(int64(rec.N))
 }
 
-func (a *Aggregator) addPlain(rec *tsc.Tensor, means []float64, start int) {
+func (a *Aggregator) addPlain(rec *tensor.Tensor, means []float64, start int) {
 	g := a.g
 	for j := range rec.N {
 		y, x, b := g.Pos(start + j)
@@ -93,7 +93,7 @@ func (a *Aggregator) addPlain(rec *tsc.Tensor, means []float64, start int) {
 }
 
 // addWeighted adds with weights[j], or with weight 1 when weights is nil.
-func (a *Aggregator) addWeighted(rec *tsc.Tensor, means, weights []float64, start int) {
+func (a *Aggregator) addWeighted(rec *tensor.Tensor, means, weights []float64, start int) {
 	g := a.g
 	for j := range rec.N {
 		y, x, b := g.Pos(start + j)

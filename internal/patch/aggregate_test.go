@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // fakeReconstruction fills lateral slice j of rec and means[j] with values
 // that depend only on the patch index idx (not on the batch it is in), with
 // full random mantissas so that sums are sensitive to their order.
-func fakeReconstruction(rec *tsc.Tensor, means []float64, j, idx int) {
+func fakeReconstruction(rec *tensor.Tensor, means []float64, j, idx int) {
 	rng := rand.New(rand.NewPCG(uint64(idx), 99))
 	for i := range rec.Lateral(j) {
 		rec.Lateral(j)[i] = 60*rng.NormFloat64() + rng.Float64()/3
@@ -29,7 +29,7 @@ func fakeWeight(idx int) float64 {
 func bruteAverage(sh shape, weighted bool) []float64 {
 	sum := make([]float64, sh.h*sh.w*sh.b)
 	wsum := make([]float64, len(sum))
-	rec := tsc.NewTensor(sh.p*sh.p, 1, sh.q)
+	rec := tensor.NewTensor(sh.p*sh.p, 1, sh.q)
 	means := make([]float64, 1)
 	for idx, pos := range oraclePositions(sh) {
 		fakeReconstruction(rec, means, 0, idx)
@@ -60,7 +60,7 @@ func aggregateFake(t *testing.T, g *Grid, workers, batch int, weighted bool) *ms
 	if weighted {
 		agg = NewWeightedAggregator(g)
 	}
-	recs := make([]*tsc.Tensor, workers)
+	recs := make([]*tensor.Tensor, workers)
 	means := make([][]float64, workers)
 	weights := make([][]float64, workers)
 	for i := range workers {
@@ -109,7 +109,7 @@ func TestAggregateAverages(t *testing.T) {
 // of batch patches, with ForEachBatch or plainly in index order.
 func roundTrip(t *testing.T, g *Grid, c *msi.Cube, agg *Aggregator, workers, batch int, inOrder, weighted bool) *msi.Cube {
 	t.Helper()
-	recs := make([]*tsc.Tensor, workers)
+	recs := make([]*tensor.Tensor, workers)
 	means := make([][]float64, workers)
 	weights := make([]float64, batch)
 	for i := range workers {
@@ -250,7 +250,7 @@ func TestAggregatorPanics(t *testing.T) {
 	agg := NewAggregator(g)
 	mustPanic(t, "Result before any Add", func() { agg.Result(out) })
 	mustPanic(t, "AddWeighted on a plain aggregator", func() { agg.AddWeighted(rec, means, make([]float64, g.Len()), 0) })
-	mustPanic(t, "Add of a tensor of the wrong shape", func() { agg.Add(tsc.NewTensor(9, 2, 3), means[:2], 0) })
+	mustPanic(t, "Add of a tensor of the wrong shape", func() { agg.Add(tensor.NewTensor(9, 2, 3), means[:2], 0) })
 	mustPanic(t, "Add past the last patch", func() { agg.Add(rec.Slice(0, 2), means[:2], g.Len()-1) })
 	agg.Add(rec, means, 0)
 	mustPanic(t, "Result into a cube of another size", func() { agg.Result(msi.NewCube(sh.h+1, sh.w, sh.b)) })

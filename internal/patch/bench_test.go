@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // BenchmarkExtractAggregate extracts every step-1 5×5×5 patch of a
@@ -22,7 +22,7 @@ func BenchmarkExtractAggregate(b *testing.B) {
 	const batch = 4096
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			xs := make([]*tsc.Tensor, workers)
+			xs := make([]*tensor.Tensor, workers)
 			means := make([][]float64, workers)
 			for i := range workers {
 				xs[i] = g.NewTensor(batch)
@@ -49,7 +49,7 @@ func BenchmarkExtractAggregate(b *testing.B) {
 
 // benchmarkBatches runs op on successive batches of 4096 step-1 5×5×5
 // patches of a 512×512×31 cube and reports the time per patch.
-func benchmarkBatches(b *testing.B, op func(x *tsc.Tensor, means []float64, c *msi.Cube, g *Grid, agg *Aggregator, start int)) {
+func benchmarkBatches(b *testing.B, op func(x *tensor.Tensor, means []float64, c *msi.Cube, g *Grid, agg *Aggregator, start int)) {
 	rng := rand.New(rand.NewPCG(53, 54))
 	c := randomCube(rng, 512, 512, 31)
 	g, err := NewGrid(512, 512, 31, 5, 5, 1)
@@ -72,13 +72,13 @@ func benchmarkBatches(b *testing.B, op func(x *tsc.Tensor, means []float64, c *m
 }
 
 func BenchmarkExtract(b *testing.B) {
-	benchmarkBatches(b, func(x *tsc.Tensor, means []float64, c *msi.Cube, g *Grid, _ *Aggregator, start int) {
+	benchmarkBatches(b, func(x *tensor.Tensor, means []float64, c *msi.Cube, g *Grid, _ *Aggregator, start int) {
 		Extract(x, means, c, g, start)
 	})
 }
 
 func BenchmarkAdd(b *testing.B) {
-	benchmarkBatches(b, func(x *tsc.Tensor, means []float64, _ *msi.Cube, _ *Grid, agg *Aggregator, start int) {
+	benchmarkBatches(b, func(x *tensor.Tensor, means []float64, _ *msi.Cube, _ *Grid, agg *Aggregator, start int) {
 		agg.Add(x, means, start)
 	})
 }

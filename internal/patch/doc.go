@@ -17,7 +17,7 @@
 //
 // # Tensor layout
 //
-// A batch of n patches is a (p²)×n×q tsc.Tensor: element (i, j, t) is pixel
+// A batch of n patches is a (p²)×n×q tensor.Tensor: element (i, j, t) is pixel
 // i (row-major within the p×p window) of patch j in band t of its window,
 // stored at Data[(j*q+t)*p²+i]. Extract removes each patch's mean (DC) and
 // returns it separately; Aggregator.Add puts it back.

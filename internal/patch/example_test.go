@@ -6,7 +6,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/patch"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // A denoising pass: every worker extracts its batches, codes them (here the
@@ -22,7 +22,7 @@ func ExampleGrid_ForEachBatch() {
 		return
 	}
 	const workers, batch = 2, 256
-	xs := make([]*tsc.Tensor, workers)
+	xs := make([]*tensor.Tensor, workers)
 	means := make([][]float64, workers)
 	for w := range workers {
 		xs[w] = g.NewTensor(batch)

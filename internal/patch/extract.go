@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // Extract copies patches start..start+n−1 of cube c into dst, with n =
@@ -15,7 +15,7 @@ import (
 //
 // Extract panics if dst is not (p²)×n×q, if len(means) != n, if the range
 // is not within [0, g.Len()) or if c is not the size of the grid.
-func Extract(dst *tsc.Tensor, means []float64, c *msi.Cube, g *Grid, start int) {
+func Extract(dst *tensor.Tensor, means []float64, c *msi.Cube, g *Grid, start int) {
 	g.checkBatch("Extract", dst, means, start)
 	g.checkCube(c)
 	for j := range dst.N {
@@ -29,7 +29,7 @@ func Extract(dst *tsc.Tensor, means []float64, c *msi.Cube, g *Grid, start int) 
 // idx[j]. It allocates nothing, and panics if dst is not (p²)×len(idx)×q, if
 // len(means) != len(idx), if an index is out of range or if c is not the
 // size of the grid.
-func ExtractIndices(dst *tsc.Tensor, means []float64, c *msi.Cube, g *Grid, idx []int) {
+func ExtractIndices(dst *tensor.Tensor, means []float64, c *msi.Cube, g *Grid, idx []int) {
 	g.checkTensor("ExtractIndices", dst, means)
 	if dst.N != len(idx) {
 		panic(fmt.Sprintf("patch: ExtractIndices: %d indices for a tensor of %d patches", len(idx), dst.N))
@@ -72,7 +72,7 @@ func (g *Grid) extractOne(dst []float64, c *msi.Cube, y, x, b int) float64 {
 }
 
 // checkTensor panics unless x is a (p²)×n×q tensor with n = len(means).
-func (g *Grid) checkTensor(op string, x *tsc.Tensor, means []float64) {
+func (g *Grid) checkTensor(op string, x *tensor.Tensor, means []float64) {
 	m := g.p * g.p
 	if x.M != m || x.K != g.q || len(x.Data) != x.M*x.N*x.K {
 		panic(fmt.Sprintf("patch: %s: tensor is %d×%d×%d with %d values, want %d×n×%d for %d×%d×%d patches",
@@ -85,7 +85,7 @@ func (g *Grid) checkTensor(op string, x *tsc.Tensor, means []float64) {
 
 // checkBatch is checkTensor plus a check that patches start..start+x.N−1
 // exist.
-func (g *Grid) checkBatch(op string, x *tsc.Tensor, means []float64, start int) {
+func (g *Grid) checkBatch(op string, x *tensor.Tensor, means []float64, start int) {
 	g.checkTensor(op, x, means)
 	if start < 0 || start+x.N > g.Len() {
 		panic(fmt.Sprintf("patch: %s: patches [%d, %d) out of range [0, %d)", op, start, start+x.N, g.Len()))

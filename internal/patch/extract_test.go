@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // checkPatch compares lateral slice j of x plus mean with the p×p×q block of
 // c whose top-left voxel is pos, indexing the cube directly, and checks that
 // mean is the block's mean.
-func checkPatch(t *testing.T, sh shape, c *msi.Cube, x *tsc.Tensor, j int, mean float64, pos [3]int) {
+func checkPatch(t *testing.T, sh shape, c *msi.Cube, x *tensor.Tensor, j int, mean float64, pos [3]int) {
 	t.Helper()
 	sum := 0.0
 	for tb := range sh.q {
@@ -81,8 +81,8 @@ func TestExtractPanics(t *testing.T) {
 	c := msi.NewCube(sh.h, sh.w, sh.b)
 	x := g.NewTensor(4)
 	means := make([]float64, 4)
-	mustPanic(t, "Extract into a tensor of the wrong height", func() { Extract(tsc.NewTensor(8, 4, 2), means, c, g, 0) })
-	mustPanic(t, "Extract into a tensor of the wrong depth", func() { Extract(tsc.NewTensor(9, 4, 3), means, c, g, 0) })
+	mustPanic(t, "Extract into a tensor of the wrong height", func() { Extract(tensor.NewTensor(8, 4, 2), means, c, g, 0) })
+	mustPanic(t, "Extract into a tensor of the wrong depth", func() { Extract(tensor.NewTensor(9, 4, 3), means, c, g, 0) })
 	mustPanic(t, "Extract with too few means", func() { Extract(x, means[:3], c, g, 0) })
 	mustPanic(t, "Extract past the last patch", func() { Extract(x, means, c, g, g.Len()-3) })
 	mustPanic(t, "Extract before the first patch", func() { Extract(x, means, c, g, -1) })

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"tdsc/internal/parallel"
-	"tdsc/internal/tsc"
+	"tdsc/internal/tensor"
 )
 
 // Grid lists the positions of all p×p×q patches of an H×W×B cube at spatial
@@ -121,7 +121,7 @@ func (g *Grid) Pos(idx int) (y, x, b int) {
 
 // NewTensor returns a zero (p²)×n×q tensor for a batch of n patches. It
 // panics if n < 1.
-func (g *Grid) NewTensor(n int) *tsc.Tensor { return tsc.NewTensor(g.p*g.p, n, g.q) }
+func (g *Grid) NewTensor(n int) *tensor.Tensor { return tensor.NewTensor(g.p*g.p, n, g.q) }
 
 // Range is the half-open range [Start, End) of patch indices.
 type Range struct{ Start, End int }

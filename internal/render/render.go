@@ -13,7 +13,7 @@ import (
 	"sort"
 
 	"tdsc/internal/atomicfile"
-	"tdsc/internal/tsc"
+	"tdsc/internal/dictfile"
 )
 
 // AtomGrid draws n tiles, each an h×w row-major image, on a grid of
@@ -67,7 +67,7 @@ func AtomGrid(tiles [][]float64, h, w, scale int) *image.Gray {
 // CubeAtoms draws the atoms of a dictionary of image patches (p×p pixels
 // × q bands) as an AtomGrid, magnified 8 times: each atom is one tile, its
 // q band slices side by side.
-func CubeAtoms(m *tsc.Model) *image.Gray {
+func CubeAtoms(m *dictfile.Model) *image.Gray {
 	h, w, q := m.Patch.Height, m.Patch.Width, m.Patch.Depth
 	tiles := make([][]float64, m.Atoms.N)
 	for j := range tiles {

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"tdsc/internal/tsc"
+	"tdsc/internal/dictfile"
+	"tdsc/internal/tensor"
 )
 
 func TestAtomGridNormalisesEachTile(t *testing.T) {
@@ -127,11 +128,11 @@ func TestWritePNG(t *testing.T) {
 func TestCubeAtoms(t *testing.T) {
 	const h, w, q, r = 2, 3, 4, 5
 	rng := rand.New(rand.NewPCG(3, 4))
-	atoms := tsc.NewTensor(h*w, r, q)
+	atoms := tensor.NewTensor(h*w, r, q)
 	for i := range atoms.Data {
 		atoms.Data[i] = rng.NormFloat64()
 	}
-	m := &tsc.Model{Patch: tsc.PatchShape{Height: h, Width: w, Depth: q}, Atoms: atoms}
+	m := &dictfile.Model{Patch: dictfile.PatchShape{Height: h, Width: w, Depth: q}, Atoms: atoms}
 	tiles := make([][]float64, r)
 	for j := range tiles {
 		tiles[j] = make([]float64, h*w*q)

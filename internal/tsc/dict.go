@@ -8,6 +8,7 @@ import (
 	"math/cmplx"
 
 	"tdsc/internal/parallel"
+	"tdsc/internal/tensor"
 )
 
 // DictUpdater is a plan for the dictionary step of 2DSC (docs/model.md §4): with
@@ -37,12 +38,12 @@ import (
 type DictUpdater struct {
 	m, r, k, s int
 	threads    int
-	dft        *DFT
+	dft        *tensor.DFT
 	stats      dictStats
 	work       []chunkWork // per-goroutine scratch of the passes
 	dual       dualSolver
-	dh         *FTensor        // D̂ of the candidate dictionary
-	dnew       *Tensor         // candidate dictionary
+	dh         *tensor.FTensor // D̂ of the candidate dictionary
+	dnew       *tensor.Tensor  // candidate dictionary
 	parts      []*partialStats // per-chunk sums of accumulate
 	res        []float64
 	pnorm      []float64
@@ -86,10 +87,12 @@ const (
 	// tube has no ℓ > 0 content) while its multiplier is zero; its effect on
 	// the objective is of relative order 1e−11.
 	ridgeRel = 1e-11
-	// feasTol is the slack allowed on ‖D(:,j,:)‖² ≤ 1 of an input dictionary
-	// for it to count as feasible.
-	feasTol = 1e-9
 )
+
+// AtomNormSlack is the slack allowed on the constraint ‖D(:,j,:)‖_F² ≤ 1 of
+// a dictionary: after an update every atom satisfies ‖D(:,j,:)‖_F² ≤ 1 +
+// AtomNormSlack, and an input dictionary within it counts as feasible.
+const AtomNormSlack = 1e-9
 
 // NewDictUpdater returns a plan for dictionaries of r atoms of size m×1×k.
 // threads ≤ 0 means runtime.GOMAXPROCS(0); the results do not depend on it.
@@ -99,13 +102,13 @@ func NewDictUpdater(m, r, k, threads int) *DictUpdater {
 		panic(fmt.Sprintf("tsc: bad dictionary size %d×%d×%d", m, r, k))
 	}
 	threads = parallel.Workers(threads)
-	s := Stored(k)
+	s := tensor.Stored(k)
 	u := &DictUpdater{
 		m: m, r: r, k: k, s: s,
 		threads: threads,
-		dft:     NewDFT(k),
-		dh:      NewFTensor(m, r, k),
-		dnew:    NewTensor(m, r, k),
+		dft:     tensor.NewDFT(k),
+		dh:      tensor.NewFTensor(m, r, k),
+		dnew:    tensor.NewTensor(m, r, k),
 	}
 	u.stats.init(m, r, k)
 	tw := newTwiddles(k)
@@ -133,13 +136,13 @@ func NewDictUpdater(m, r, k, threads int) *DictUpdater {
 //
 // Update returns an error if x or b holds a NaN or an infinity, leaving d
 // unchanged. It panics if the sizes do not match the plan.
-func (u *DictUpdater) Update(d, x, b *Tensor) (UpdateInfo, error) {
+func (u *DictUpdater) Update(d, x, b *tensor.Tensor) (UpdateInfo, error) {
 	u.accumulate(&u.stats, x, b)
 	return u.solve(d, &u.stats, x, b)
 }
 
 // checkShapes panics unless d, x and b fit the plan and each other.
-func (u *DictUpdater) checkShapes(d, x, b *Tensor) {
+func (u *DictUpdater) checkShapes(d, x, b *tensor.Tensor) {
 	if d != nil && (d.M != u.m || d.N != u.r || d.K != u.k) {
 		panic(fmt.Sprintf("tsc: dictionary is %d×%d×%d, plan is for %d×%d×%d", d.M, d.N, d.K, u.m, u.r, u.k))
 	}
@@ -169,7 +172,7 @@ type dictStats struct {
 }
 
 func (st *dictStats) init(m, r, k int) {
-	s := Stored(k)
+	s := tensor.Stored(k)
 	st.m, st.r, st.k = m, r, k
 	st.xbh = make([][]complex128, s)
 	st.bbh = make([][]complex128, s)
@@ -183,11 +186,11 @@ func (st *dictStats) init(m, r, k int) {
 // dataTerm returns ‖X − D*B‖_F² for the dictionary whose Fourier form is dh
 // (M×R×K), from the statistics: (1/K) Σ_ℓ w_ℓ [‖X̂‖² − 2 Re tr(D̂ᴴ X̂B̂ᴴ) +
 // tr(D̂ B̂B̂ᴴ D̂ᴴ)]. It is clamped at zero against round-off.
-func (st *dictStats) dataTerm(dh *FTensor) float64 {
+func (st *dictStats) dataTerm(dh *tensor.FTensor) float64 {
 	m, r, k := st.m, st.r, st.k
 	var cross, quad float64
-	for l := range Stored(k) {
-		w := Weight(l, k)
+	for l := range tensor.Stored(k) {
+		w := tensor.Weight(l, k)
 		ds, e, g := dh.Slice(l), st.xbh[l], st.bbh[l]
 		var c, qd float64
 		for i := range m {
@@ -234,7 +237,7 @@ type twiddles struct {
 }
 
 func newTwiddles(k int) *twiddles {
-	s := Stored(k)
+	s := tensor.Stored(k)
 	tw := &twiddles{k: k, cos: make([]float64, s*k), sin: make([]float64, s*k)}
 	for l := range s {
 		for t := range k {
@@ -255,7 +258,7 @@ func newTwiddles(k int) *twiddles {
 }
 
 func (w *chunkWork) init(tw *twiddles, m, r int) {
-	s := Stored(tw.k)
+	s := tensor.Stored(tw.k)
 	w.tw = tw
 	w.xr = make([][]float64, s)
 	w.xi = make([][]float64, s)
@@ -274,7 +277,7 @@ func (w *chunkWork) init(tw *twiddles, m, r int) {
 // spectra of the patch into w.xr, w.xi and of its active coefficient tubes
 // into w.bh (in the order of w.act). It returns false, computing no
 // spectra, when no atom is active in the patch.
-func (w *chunkWork) patchSpectra(x, b *Tensor, j int) bool {
+func (w *chunkWork) patchSpectra(x, b *tensor.Tensor, j int) bool {
 	m, r, k := x.M, b.M, x.K
 	bc := b.Lateral(j)
 	energy := w.energy[:r]
@@ -356,7 +359,7 @@ type partialStats struct {
 func isRealSlice(l, k int) bool { return l == 0 || 2*l == k }
 
 func newPartialStats(m, r, k int) *partialStats {
-	s := Stored(k)
+	s := tensor.Stored(k)
 	p := &partialStats{
 		xbhRe: make([][]float64, s), xbhIm: make([][]float64, s),
 		bbhRe: make([][]float64, s), bbhIm: make([][]float64, s),
@@ -405,7 +408,7 @@ func (u *DictUpdater) forChunks(n int, fn func(w *chunkWork, c, j0, j1 int)) {
 }
 
 // accumulate fills st with the statistics of patches x and coefficients b.
-func (u *DictUpdater) accumulate(st *dictStats, x, b *Tensor) {
+func (u *DictUpdater) accumulate(st *dictStats, x, b *tensor.Tensor) {
 	u.checkShapes(nil, x, b)
 	m, r, k := u.m, u.r, u.k
 	chunks, _ := chunkBounds(x.N)
@@ -463,7 +466,7 @@ func (u *DictUpdater) accumulate(st *dictStats, x, b *Tensor) {
 }
 
 // accumulateChunk sums the statistics of patches j0..j1-1 into p.
-func (u *DictUpdater) accumulateChunk(p *partialStats, w *chunkWork, x, b *Tensor, j0, j1 int) {
+func (u *DictUpdater) accumulateChunk(p *partialStats, w *chunkWork, x, b *tensor.Tensor, j0, j1 int) {
 	m, r, k := u.m, u.r, u.k
 	p.finite = true
 	for j := j0; j < j1; j++ {
@@ -527,7 +530,7 @@ var errNotFinite = errors.New("tsc: dictionary update: patches or coefficients h
 
 // solve runs the dictionary update of Update for statistics st already
 // computed from x and b.
-func (u *DictUpdater) solve(d *Tensor, st *dictStats, x, b *Tensor) (UpdateInfo, error) {
+func (u *DictUpdater) solve(d *tensor.Tensor, st *dictStats, x, b *tensor.Tensor) (UpdateInfo, error) {
 	u.checkShapes(d, x, b)
 	var info UpdateInfo
 	if !st.finite {
@@ -538,7 +541,7 @@ func (u *DictUpdater) solve(d *Tensor, st *dictStats, x, b *Tensor) (UpdateInfo,
 	info.Previous = st.dataTerm(u.dh) / 2
 	inputFeasible := true
 	for j := range r {
-		if sumSquares(d.Lateral(j)) > 1+feasTol {
+		if sumSquares(d.Lateral(j)) > 1+AtomNormSlack {
 			inputFeasible = false
 		}
 	}
@@ -615,7 +618,7 @@ func sumSquares(v []float64) float64 {
 // coefficients, so their values do not matter), a distinct patch for each.
 // Ties go to the lower patch index. Atoms left without a usable patch keep
 // their value.
-func (u *DictUpdater) reseed(d *Tensor, dead []int, x, b *Tensor) {
+func (u *DictUpdater) reseed(d *tensor.Tensor, dead []int, x, b *tensor.Tensor) {
 	m, r, k, n := u.m, u.r, u.k, x.N
 	u.dft.Forward(u.dh, d)
 	if cap(u.res) < n {
@@ -643,7 +646,7 @@ func (u *DictUpdater) reseed(d *Tensor, dead []int, x, b *Tensor) {
 					}
 					el += real(v)*real(v) + imag(v)*imag(v)
 				}
-				e += Weight(l, k) * el
+				e += tensor.Weight(l, k) * el
 			}
 			res[j] = e / float64(k)
 		}

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/tensor"
+	"tdsc/internal/tensor/tensortest"
 )
 
 // The helpers of this file are written from the definitions of docs/model.md §1
@@ -15,8 +18,8 @@ import (
 // Fourier-domain implementation they check.
 
 // dictGaussTensor returns an m×n×k tensor of N(0, 1) entries.
-func dictGaussTensor(rng *rand.Rand, m, n, k int) *Tensor {
-	x := NewTensor(m, n, k)
+func dictGaussTensor(rng *rand.Rand, m, n, k int) *tensor.Tensor {
+	x := tensor.NewTensor(m, n, k)
 	for i := range x.Data {
 		x.Data[i] = rng.NormFloat64()
 	}
@@ -25,8 +28,8 @@ func dictGaussTensor(rng *rand.Rand, m, n, k int) *Tensor {
 
 // dictSparseCoefficients returns r×n×k coefficients in which each tube is
 // zero with probability pZero and N(0, 1) otherwise.
-func dictSparseCoefficients(rng *rand.Rand, r, n, k int, pZero float64) *Tensor {
-	b := NewTensor(r, n, k)
+func dictSparseCoefficients(rng *rand.Rand, r, n, k int, pZero float64) *tensor.Tensor {
+	b := tensor.NewTensor(r, n, k)
 	for j := range n {
 		for q := range r {
 			if rng.Float64() < pZero {
@@ -42,9 +45,9 @@ func dictSparseCoefficients(rng *rand.Rand, r, n, k int, pZero float64) *Tensor 
 
 // dictNaiveProduct returns D*B by the definition: X(i,j,:) =
 // Σ_q D(i,q,:) ⊛ B(q,j,:) with ⊛ the circular convolution.
-func dictNaiveProduct(d, b *Tensor) *Tensor {
+func dictNaiveProduct(d, b *tensor.Tensor) *tensor.Tensor {
 	m, r, k, n := d.M, d.N, d.K, b.N
-	x := NewTensor(m, n, k)
+	x := tensor.NewTensor(m, n, k)
 	for j := range n {
 		for i := range m {
 			for t := range k {
@@ -62,7 +65,7 @@ func dictNaiveProduct(d, b *Tensor) *Tensor {
 }
 
 // dictNaiveData returns ½‖X − D*B‖_F² by the definition.
-func dictNaiveData(d, b, x *Tensor) float64 {
+func dictNaiveData(d, b, x *tensor.Tensor) float64 {
 	p := dictNaiveProduct(d, b)
 	var s float64
 	for i, v := range x.Data {
@@ -73,7 +76,7 @@ func dictNaiveData(d, b, x *Tensor) float64 {
 }
 
 // dictAtomNorm2 returns ‖D(:,j,:)‖_F².
-func dictAtomNorm2(d *Tensor, j int) float64 {
+func dictAtomNorm2(d *tensor.Tensor, j int) float64 {
 	var s float64
 	for _, v := range d.Lateral(j) {
 		s += v * v
@@ -86,19 +89,19 @@ func dictAtomNorm2(d *Tensor, j int) float64 {
 // matrix form (Lemma 1), with the exact Lipschitz constant of the explicit
 // linear map vec(D) ↦ vec(circ(D)·unfold(B)), run until the iterates stop
 // moving. It returns D and its objective.
-func dictProjectedGradient(t *testing.T, x, b *Tensor, r int) (*Tensor, float64) {
+func dictProjectedGradient(t *testing.T, x, b *tensor.Tensor, r int) (*tensor.Tensor, float64) {
 	m, k := x.M, x.K
 	nv := m * r * k
-	u := tpUnfold(b)
-	y := tpUnfold(x)
+	u := tensortest.Unfold(b)
+	y := tensortest.Unfold(x)
 	rows := m * k * x.N
 	a := mat.NewDense(rows, nv, nil)
-	unit := NewTensor(m, r, k)
+	unit := tensor.NewTensor(m, r, k)
 	var cu mat.Dense
 	for v := range nv {
 		clear(unit.Data)
 		unit.Data[v] = 1
-		cu.Mul(tpCirc(unit), u)
+		cu.Mul(tensortest.Circ(unit), u)
 		for i := range m * k {
 			for j := range x.N {
 				a.Set(i*x.N+j, v, cu.At(i, j))
@@ -122,7 +125,7 @@ func dictProjectedGradient(t *testing.T, x, b *Tensor, r int) (*Tensor, float64)
 	aty := mat.NewVecDense(nv, nil)
 	aty.MulVec(a.T(), yv)
 
-	d := NewTensor(m, r, k)
+	d := tensor.NewTensor(m, r, k)
 	grad := mat.NewVecDense(nv, nil)
 	dv := mat.NewVecDense(nv, d.Data)
 	prev := make([]float64, nv)
@@ -159,7 +162,7 @@ func dictProjectedGradient(t *testing.T, x, b *Tensor, r int) (*Tensor, float64)
 // dictProblem draws patches X = D₀*B + noise with atoms of D₀ of norms
 // between 0.3 and 3, so that some norm constraints are active at the
 // optimum and some are not.
-func dictProblem(rng *rand.Rand, m, r, k, n int, pZero float64) (x, b *Tensor) {
+func dictProblem(rng *rand.Rand, m, r, k, n int, pZero float64) (x, b *tensor.Tensor) {
 	d0 := dictGaussTensor(rng, m, r, k)
 	for j := range r {
 		s := (0.3 + 2.7*rng.Float64()) / math.Sqrt(dictAtomNorm2(d0, j))
@@ -180,7 +183,7 @@ func dictProblem(rng *rand.Rand, m, r, k, n int, pZero float64) (x, b *Tensor) {
 }
 
 // dictUnitAtoms returns a random dictionary with unit-norm atoms.
-func dictUnitAtoms(rng *rand.Rand, m, r, k int) *Tensor {
+func dictUnitAtoms(rng *rand.Rand, m, r, k int) *tensor.Tensor {
 	d := dictGaussTensor(rng, m, r, k)
 	for j := range r {
 		s := 1 / math.Sqrt(dictAtomNorm2(d, j))
@@ -293,7 +296,7 @@ func TestDualHessianFiniteDifferences(t *testing.T) {
 		// evaluated at the same point: it must be told apart on complex slices.
 		wrong := make([]float64, r*r)
 		for l := range ds.s {
-			w := Weight(l, k)
+			w := tensor.Weight(l, k)
 			for a := range r {
 				for b := range r {
 					var z complex128
@@ -344,8 +347,8 @@ func TestDualStrongDuality(t *testing.T) {
 		if !ok || !converged {
 			t.Fatalf("k=%d: dual not solved (ok=%v converged=%v)", k, ok, converged)
 		}
-		d := NewTensor(m, r, k)
-		u.dual.writeAtoms(d, []int{0, 1, 2, 3}, NewDFT(k))
+		d := tensor.NewTensor(m, r, k)
+		u.dual.writeAtoms(d, []int{0, 1, 2, 3}, tensor.NewDFT(k))
 		primal := dictNaiveData(d, b, x)
 		dual := u.dual.cur.val / float64(2*k)
 		if math.Abs(primal-dual) > 1e-8*primal {
@@ -430,7 +433,7 @@ func TestDictUpdateAllCoefficientsZero(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	m, r, k, n := 4, 3, 5, 20
 	x := dictGaussTensor(rng, m, n, k)
-	b := NewTensor(r, n, k)
+	b := tensor.NewTensor(r, n, k)
 	d := dictUnitAtoms(rng, m, r, k)
 	u := NewDictUpdater(m, r, k, 1)
 	info, err := u.Update(d, x, b)
@@ -509,7 +512,7 @@ func TestDictUpdateThreadCountInvariant(t *testing.T) {
 	d0 := dictUnitAtoms(rng, m, r, k)
 	var first []float64
 	for _, threads := range []int{1, 2, 3} {
-		d := &Tensor{M: m, N: r, K: k, Data: slices.Clone(d0.Data)}
+		d := &tensor.Tensor{M: m, N: r, K: k, Data: slices.Clone(d0.Data)}
 		if _, err := NewDictUpdater(m, r, k, threads).Update(d, x, b); err != nil {
 			t.Fatal(err)
 		}
@@ -554,15 +557,15 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 		b := dictSparseCoefficients(rng, r, n, k, 0.8)
 		u := NewDictUpdater(m, r, k, 2)
 		u.accumulate(&u.stats, x, b)
-		p := NewDFT(k)
-		xh, bh := NewFTensor(m, n, k), NewFTensor(r, n, k)
+		p := tensor.NewDFT(k)
+		xh, bh := tensor.NewFTensor(m, n, k), tensor.NewFTensor(r, n, k)
 		p.Forward(xh, x)
 		p.Forward(bh, b)
 		var scale float64
 		for _, v := range u.stats.bbh[0] {
 			scale = max(scale, cmplx.Abs(v))
 		}
-		for l := range Stored(k) {
+		for l := range tensor.Stored(k) {
 			xs, bs := xh.Slice(l), bh.Slice(l)
 			for q := range r {
 				for i := range m {
@@ -589,7 +592,7 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 		for _, v := range b.Data {
 			l1 += math.Abs(v)
 		}
-		if xx := Norm2(x); math.Abs(u.stats.xx-xx) > 1e-12*xx || math.Abs(u.stats.l1-l1) > 1e-12*l1 {
+		if xx := tensor.Norm2(x); math.Abs(u.stats.xx-xx) > 1e-12*xx || math.Abs(u.stats.l1-l1) > 1e-12*l1 {
 			t.Errorf("k=%d: ‖X‖² %g (want %g), ‖B‖₁ %g (want %g)", k, u.stats.xx, xx, u.stats.l1, l1)
 		}
 		for q := range r {

@@ -5,6 +5,8 @@ import (
 	"math/cmplx"
 
 	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/tensor"
 )
 
 // dualSolver maximises the Lagrange dual of the dictionary step over the
@@ -53,7 +55,7 @@ func (p *dualPoint) resize(n int) {
 }
 
 func (ds *dualSolver) init(m, r, k int) {
-	s := Stored(k)
+	s := tensor.Stored(k)
 	ds.m, ds.k, ds.s = m, k, s
 	alloc := func(size int) [][]complex128 {
 		v := make([][]complex128, s)
@@ -119,7 +121,7 @@ func (ds *dualSolver) eval(p *dualPoint, lambda []float64) bool {
 	clear(p.hess)
 	var trace float64
 	for l := range ds.s {
-		w := Weight(l, k)
+		w := tensor.Weight(l, k)
 		c, inv := ds.chol[l][:n*n], ds.inv[l][:n*n]
 		copy(c, ds.g[l][:n*n])
 		for a := range n {
@@ -243,7 +245,7 @@ func (ds *dualSolver) startLambda() {
 					en += real(z)*real(z) + imag(z)*imag(z)
 				}
 				den := real(ds.g[l][a*n+a]) + lam + ds.ridge
-				w := Weight(l, ds.k)
+				w := tensor.Weight(l, ds.k)
 				v += w * en / (den * den)
 				dv -= 2 * w * en / (den * den * den)
 			}
@@ -421,7 +423,7 @@ func projGrad(grad, lambda []float64) float64 {
 
 // writeAtoms sets the live atoms (indices into 0..R-1) of d to the inverse
 // DFT of D̂ in ds.dt.
-func (ds *dualSolver) writeAtoms(d *Tensor, live []int, p *DFT) {
+func (ds *dualSolver) writeAtoms(d *tensor.Tensor, live []int, p *tensor.DFT) {
 	m := ds.m
 	for a, q := range live {
 		col := d.Lateral(q)

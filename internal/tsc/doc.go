@@ -1,16 +1,21 @@
-// Package tsc implements two-dimensional sparse coding (2DSC): third-order
-// tensors approximated by sparse tensor-linear combinations of dictionary
-// atoms under the t-product (circular convolution along mode 3).
+// Package tsc solves two-dimensional sparse coding (2DSC, docs/model.md
+// §2–§5): patches approximated by sparse tensor-linear combinations of
+// dictionary atoms under the t-product of package tensor, and the learning
+// of those atoms.
 //
-// Conventions used throughout the package:
+// Which type for what:
 //
-//   - Time-domain layout (Tensor): element (i, j, t) of an M×N×K tensor is
-//     Data[(j*K+t)*M+i]; every lateral slice (a patch or an atom) is a
-//     contiguous M×K block.
-//   - DFT along mode 3: forward unnormalised, X̂_ℓ = Σ_t x_t e^{−2πiℓt/K};
-//     inverse scaled by 1/K.
-//   - Only the frequency slices ℓ = 0..⌊K/2⌋ are stored (FTensor), as the
-//     inputs are real and X̂_{K−ℓ} = conj(X̂_ℓ). A sum over all K frequencies is
-//     the weighted sum over the stored ones with Weight(ℓ, K): 1 for ℓ = 0 and
-//     ℓ = K/2 (even K), 2 otherwise. Parseval: ‖X‖_F² = (1/K) Σ_ℓ w_ℓ ‖X̂^(ℓ)‖_F².
+//   - Encoder: the codes of patches for a fixed dictionary (FISTA with the
+//     exact Lipschitz constant, §3). Build it once per dictionary; Encode
+//     codes one batch with a Workspace, EncodeAll many batches on several
+//     goroutines, bit-identically for any number of them.
+//   - DictUpdater: the dictionary for fixed codes (the Lagrange dual in the
+//     Fourier domain, §4).
+//   - Learn and LearnContext: the two alternated from seeded initial atoms
+//     (§5), with LearnOptions.
+//
+// A learned dictionary is stored with what is needed to reproduce it by
+// package dictfile.
+//
+// Tensors are package tensor's, with its layout and DFT conventions.
 package tsc

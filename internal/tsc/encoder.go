@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"tdsc/internal/tensor"
 	"tdsc/internal/tsc/internal/kernel"
 )
 
@@ -61,22 +62,22 @@ const (
 type Encoder struct {
 	m, r, k int
 	opt     EncodeOptions
-	dft     *DFT
+	dft     *tensor.DFT
 
-	dh   sliceMats // embeddings of D̂^(ℓ)ᴴ (R×M)
-	dmat sliceMats // embeddings of D̂^(ℓ) (M×R), for Reconstruct
-	gram sliceMats // embeddings of Ĝ^(ℓ) (R×R)
-	g    []float64 // time-domain Gram tensor G = D†*D (R×R×K, Tensor layout)
-	d2   []float64 // atom q at [q·2KM, (q+1)·2KM): D(:,q,0..K−1) twice
-	doff []int32   // doff[t·R+q]: the start in d2 of D(:,q,(s−t) mod K), s = 0..K−1
+	dh   tensor.SliceMats // embeddings of D̂^(ℓ)ᴴ (R×M)
+	dmat tensor.SliceMats // embeddings of D̂^(ℓ) (M×R), for Reconstruct
+	gram tensor.SliceMats // embeddings of Ĝ^(ℓ) (R×R)
+	g    []float64        // time-domain Gram tensor G = D†*D (R×R×K, Tensor layout)
+	d2   []float64        // atom q at [q·2KM, (q+1)·2KM): D(:,q,0..K−1) twice
+	doff []int32          // doff[t·R+q]: the start in d2 of D(:,q,(s−t) mod K), s = 0..K−1
 
 	// Derived from L (setLipschitz).
 	lip  float64
-	tau  float64   // β/L
-	cmat sliceMats // embeddings of D̂^(ℓ)ᴴ/L
-	amat sliceMats // embeddings of I − Ĝ^(ℓ)/L
-	a2   []float64 // column q of A at [q·2KR, (q+1)·2KR): A(:,q,0..K−1) twice
-	aoff []int32   // aoff[t·R+q]: the start in a2 of A(:,q,(s−t) mod K), s = 0..K−1
+	tau  float64          // β/L
+	cmat tensor.SliceMats // embeddings of D̂^(ℓ)ᴴ/L
+	amat tensor.SliceMats // embeddings of I − Ĝ^(ℓ)/L
+	a2   []float64        // column q of A at [q·2KR, (q+1)·2KR): A(:,q,0..K−1) twice
+	aoff []int32          // aoff[t·R+q]: the start in a2 of A(:,q,(s−t) mod K), s = 0..K−1
 
 	path codePath
 	// denseCost is the modelled cost of a dense Fourier step per patch, in
@@ -90,7 +91,7 @@ type Encoder struct {
 // Fourier embeddings of D̂, D̂ᴴ and Ĝ = D̂ᴴD̂ per frequency slice, the
 // time-domain Gram tensor D†*D, and the exact Lipschitz constant. It returns
 // an error if the options are invalid or d is zero or not finite.
-func NewEncoder(d *Tensor, opt EncodeOptions) (*Encoder, error) {
+func NewEncoder(d *tensor.Tensor, opt EncodeOptions) (*Encoder, error) {
 	if d == nil || d.M <= 0 || d.N <= 0 || d.K <= 0 || len(d.Data) != d.M*d.N*d.K {
 		return nil, errors.New("tsc: NewEncoder: malformed dictionary tensor")
 	}
@@ -108,20 +109,20 @@ func NewEncoder(d *Tensor, opt EncodeOptions) (*Encoder, error) {
 		}
 	}
 	m, r, k := d.M, d.N, d.K
-	e := &Encoder{m: m, r: r, k: k, opt: opt, dft: NewDFT(k)}
+	e := &Encoder{m: m, r: r, k: k, opt: opt, dft: tensor.NewDFT(k)}
 
 	spec := make([]float64, m*k*r)
-	forwardBlocks(e.dft, spec, d)
-	e.dh = newSliceMats(k, r, m)
-	embedTensor(&e.dh, spec, m, r, true, 1)
-	e.dmat = newSliceMats(k, m, r)
-	embedTensor(&e.dmat, spec, m, r, false, 1)
-	e.gram = newSliceMats(k, r, r)
-	for l := range Stored(k) {
-		h, wr, wm := e.dh.mat(l)
-		g, _, _ := e.gram.mat(l)
+	tensor.ForwardBlocks(e.dft, spec, d)
+	e.dh = tensor.NewSliceMats(k, r, m)
+	tensor.EmbedTensor(&e.dh, spec, m, r, true, 1)
+	e.dmat = tensor.NewSliceMats(k, m, r)
+	tensor.EmbedTensor(&e.dmat, spec, m, r, false, 1)
+	e.gram = tensor.NewSliceMats(k, r, r)
+	for l := range tensor.Stored(k) {
+		h, wr, wm := e.dh.Mat(l)
+		g, _, _ := e.gram.Mat(l)
 		// emb(D̂ᴴ)·emb(D̂ᴴ)ᵀ = emb(D̂ᴴ)·emb(D̂) = emb(D̂ᴴD̂).
-		gemmNT(wr, wr, wm, h, wm, h, wm, g, wr)
+		tensor.GemmNT(wr, wr, wm, h, wm, h, wm, g, wr)
 	}
 	lip, err := lipschitz(&e.gram)
 	if err != nil {
@@ -131,29 +132,29 @@ func NewEncoder(d *Tensor, opt EncodeOptions) (*Encoder, error) {
 		return nil, errors.New("tsc: NewEncoder: the dictionary is zero")
 	}
 
-	dt := NewTensor(r, m, k)
-	Transpose(dt, d)
-	gt := NewTensor(r, r, k)
-	Product(gt, dt, d)
+	dt := tensor.NewTensor(r, m, k)
+	tensor.Transpose(dt, d)
+	gt := tensor.NewTensor(r, r, k)
+	tensor.Product(gt, dt, d)
 	e.g = gt.Data
 	e.d2, e.doff = doubledColumns(d.Data, m, r, k)
 
-	e.cmat = newSliceMats(k, r, m)
-	e.amat = newSliceMats(k, r, r)
+	e.cmat = tensor.NewSliceMats(k, r, m)
+	e.amat = tensor.NewSliceMats(k, r, r)
 	e.setLipschitz(lip)
 
 	// Cost model of the two evaluations, in multiply-adds of the sparse
 	// accumulation: a dense step is a matrix product per frequency slice
-	// (gemmCost per multiply-add) and two transforms of R tubes.
+	// (tensor.GemmCost per multiply-add) and two transforms of R tubes.
 	var macs, reconMACs float64
-	for l := range Stored(k) {
-		_, wr := splitOffset(l, k, r)
-		_, wm := splitOffset(l, k, m)
+	for l := range tensor.Stored(k) {
+		_, wr := tensor.SplitOffset(l, k, r)
+		_, wm := tensor.SplitOffset(l, k, m)
 		macs += float64(wr * wr)
 		reconMACs += float64(wm * wr)
 	}
-	e.denseCost = gemmCost*macs + dftCost*float64(r*k)*2
-	e.denseRecon = gemmCost*reconMACs + dftCost*float64((r+m)*k)
+	e.denseCost = tensor.GemmCost*macs + tensor.DFTCost*float64(r*k)*2
+	e.denseRecon = tensor.GemmCost*reconMACs + tensor.DFTCost*float64((r+m)*k)
 	return e, nil
 }
 
@@ -181,12 +182,12 @@ func doubledColumns(data []float64, rows, cols, k int) ([]float64, []int32) {
 func (e *Encoder) setLipschitz(lip float64) {
 	e.lip = lip
 	e.tau = e.opt.Beta / lip
-	for i, v := range e.dh.data {
-		e.cmat.data[i] = v / lip
+	for i, v := range e.dh.Data {
+		e.cmat.Data[i] = v / lip
 	}
-	for l := range Stored(e.k) {
-		g, w, _ := e.gram.mat(l)
-		a, _, _ := e.amat.mat(l)
+	for l := range tensor.Stored(e.k) {
+		g, w, _ := e.gram.Mat(l)
+		a, _, _ := e.amat.Mat(l)
 		for i := range w {
 			for j := range w {
 				a[i*w+j] = -g[i*w+j] / lip
@@ -208,9 +209,6 @@ func (e *Encoder) setLipschitz(lip float64) {
 // Lipschitz returns the Lipschitz constant L = max_ℓ λ_max(Ĝ^(ℓ)) of the
 // gradient of ½‖X − D*B‖², the largest eigenvalue of circ(D)ᵀcirc(D).
 func (e *Encoder) Lipschitz() float64 { return e.lip }
-
-// Options returns the options the encoder was built with.
-func (e *Encoder) Options() EncodeOptions { return e.opt }
 
 // Workspace is the scratch space of Encode and Reconstruct for batches of up
 // to a fixed number of patches. A workspace must not be used by two
@@ -262,7 +260,7 @@ func (ws *Workspace) Cap() int { return ws.n }
 
 // checkBatch panics unless ws, the codes b (R×n×K) and the patches x
 // (M×n×K, x may be nil) fit the encoder.
-func (e *Encoder) checkBatch(op string, ws *Workspace, b, x *Tensor) {
+func (e *Encoder) checkBatch(op string, ws *Workspace, b, x *tensor.Tensor) {
 	if ws.m != e.m || ws.r != e.r || ws.k != e.k {
 		panic(fmt.Sprintf("tsc: %s: workspace of another geometry", op))
 	}
@@ -282,7 +280,7 @@ func (e *Encoder) checkBatch(op string, ws *Workspace, b, x *Tensor) {
 // patch runs until MaxIter iterations or its Tol criterion; Encode returns
 // the largest number of iterations done by a patch. It allocates nothing and
 // panics if the sizes do not fit the encoder and the workspace.
-func (e *Encoder) Encode(ws *Workspace, b, x *Tensor, warm bool) int {
+func (e *Encoder) Encode(ws *Workspace, b, x *tensor.Tensor, warm bool) int {
 	e.checkBatch("Encode", ws, b, x)
 	n, rk := x.N, e.r*e.k
 	e.correlate(ws, x)
@@ -327,12 +325,12 @@ func (e *Encoder) Encode(ws *Workspace, b, x *Tensor, warm bool) int {
 
 // correlate sets ws.cp to C/L = D†*X/L for the patches x, through the
 // Fourier domain (Ĉ^(ℓ) = D̂^(ℓ)ᴴX̂^(ℓ)).
-func (e *Encoder) correlate(ws *Workspace, x *Tensor) {
+func (e *Encoder) correlate(ws *Workspace, x *tensor.Tensor) {
 	n, rk := x.N, e.r*e.k
-	forwardBlocks(e.dft, ws.fx, x)
-	applySlices(&e.cmat, ws.fz, ws.fx, n)
+	tensor.ForwardBlocks(e.dft, ws.fx, x)
+	tensor.ApplySlices(&e.cmat, ws.fz, ws.fx, n)
 	for j := range n {
-		e.dft.inverseRows(ws.cp[j*rk:(j+1)*rk], e.r, ws.fz[j*rk:(j+1)*rk], e.r, e.r)
+		e.dft.InverseRows(ws.cp[j*rk:(j+1)*rk], e.r, ws.fz[j*rk:(j+1)*rk], e.r, e.r)
 	}
 }
 
@@ -354,7 +352,7 @@ func (e *Encoder) sparseNext(ws *Workspace) bool {
 // sparseStep does one FISTA iteration of the active patches with the
 // time-domain, non-zero-driven gradient step, and returns the patches that
 // go on.
-func (e *Encoder) sparseStep(ws *Workspace, b *Tensor, om float64, it int32) []int32 {
+func (e *Encoder) sparseStep(ws *Workspace, b *tensor.Tensor, om float64, it int32) []int32 {
 	rk := e.r * e.k
 	w := ws.w[:rk]
 	tb := math.Float64bits(e.tau)
@@ -381,7 +379,7 @@ func (e *Encoder) sparseStep(ws *Workspace, b *Tensor, om float64, it int32) []i
 
 // denseStep does one FISTA iteration of the active patches with the
 // Fourier-domain gradient step, and returns the patches that go on.
-func (e *Encoder) denseStep(ws *Workspace, b *Tensor, om float64, it int32) []int32 {
+func (e *Encoder) denseStep(ws *Workspace, b *tensor.Tensor, om float64, it int32) []int32 {
 	rk := e.r * e.k
 	w := ws.w[:rk]
 	tb := math.Float64bits(e.tau)
@@ -391,12 +389,12 @@ func (e *Encoder) denseStep(ws *Workspace, b *Tensor, om float64, it int32) []in
 		for s, i := range ws.idx[lo : lo+int(ws.nnz[j])] {
 			w[i] = ws.val[lo+s]
 		}
-		e.dft.forwardRows(ws.fy[a*rk:(a+1)*rk], e.r, w, e.r, e.r)
+		e.dft.ForwardRows(ws.fy[a*rk:(a+1)*rk], e.r, w, e.r, e.r)
 	}
-	applySlices(&e.amat, ws.fz, ws.fy, len(ws.act))
+	tensor.ApplySlices(&e.amat, ws.fz, ws.fy, len(ws.act))
 	keep := ws.act[:0]
 	for a, j := range ws.act {
-		e.dft.inverseRows(w, e.r, ws.fz[a*rk:(a+1)*rk], e.r, e.r)
+		e.dft.InverseRows(w, e.r, ws.fz[a*rk:(a+1)*rk], e.r, e.r)
 		cp := ws.cp[int(j)*rk : int(j+1)*rk]
 		cp = cp[:len(w)]
 		for i := range w {
@@ -507,7 +505,7 @@ func aboveList(above []int32, w []float64, tb uint64) int {
 // A patch with Y_p = 0 and B_{p−1} = B_p = 0 is at a fixed point: every
 // later iteration repeats the same step from the same zeros. It stops
 // there; under Tol = 0 it counts as having run MaxIter iterations.
-func (e *Encoder) proxStep(ws *Workspace, b *Tensor, j int32, w []float64, above []int32, om float64, it int32) bool {
+func (e *Encoder) proxStep(ws *Workspace, b *tensor.Tensor, j int32, w []float64, above []int32, om float64, it int32) bool {
 	rk := e.r * e.k
 	bj := b.Lateral(int(j))
 	bj = bj[:len(w)]
@@ -578,7 +576,7 @@ func softThreshold(v, tau float64) float64 {
 // n ≤ ws.Cap(): time-domain accumulation over the non-zeros of b when they
 // are few, one Fourier product per frequency slice otherwise. It allocates
 // nothing and panics if the sizes do not fit.
-func (e *Encoder) Reconstruct(ws *Workspace, dst, b *Tensor) {
+func (e *Encoder) Reconstruct(ws *Workspace, dst, b *tensor.Tensor) {
 	e.checkBatch("Reconstruct", ws, b, nil)
 	if dst.M != e.m || dst.N != b.N || dst.K != e.k {
 		panic(fmt.Sprintf("tsc: Reconstruct into %d×%d×%d, want %d×%d×%d", dst.M, dst.N, dst.K, e.m, b.N, e.k))
@@ -595,9 +593,9 @@ func (e *Encoder) Reconstruct(ws *Workspace, dst, b *Tensor) {
 		sparse = float64(nnz)*float64(e.m*e.k) < float64(n)*e.denseRecon
 	}
 	if !sparse {
-		forwardBlocks(e.dft, ws.fy, b)
-		applySlices(&e.dmat, ws.fx, ws.fy, n)
-		inverseBlocks(e.dft, dst, ws.fx)
+		tensor.ForwardBlocks(e.dft, ws.fy, b)
+		tensor.ApplySlices(&e.dmat, ws.fx, ws.fy, n)
+		tensor.InverseBlocks(e.dft, dst, ws.fx)
 		return
 	}
 	rk := e.r * e.k
@@ -619,13 +617,13 @@ func (e *Encoder) Reconstruct(ws *Workspace, dst, b *Tensor) {
 // Objective returns ½‖X − D*B‖_F² + β‖B‖₁ for the dictionary d (M×R×K),
 // codes b (R×N×K) and patches x (M×N×K). It allocates D*B and panics if the
 // sizes do not match.
-func Objective(d, b, x *Tensor, beta float64) float64 {
+func Objective(d, b, x *tensor.Tensor, beta float64) float64 {
 	if x.M != d.M || x.N != b.N || x.K != d.K {
 		panic(fmt.Sprintf("tsc: Objective of patches %d×%d×%d for a product %d×%d×%d",
 			x.M, x.N, x.K, d.M, b.N, d.K))
 	}
-	rec := NewTensor(d.M, b.N, d.K)
-	Product(rec, d, b)
+	rec := tensor.NewTensor(d.M, b.N, d.K)
+	tensor.Product(rec, d, b)
 	var fit, l1 float64
 	for i, v := range x.Data {
 		r := v - rec.Data[i]

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"tdsc/internal/tensor"
 	"tdsc/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ import (
 // balloons scene (16-bit PNG bands, scaled to [0, 255]) and returns its
 // 5×5×5 patches at a 28×28 grid of spatial positions (step 3) and all 27
 // band windows, each with its mean removed: 21168 patches of 25×1×5.
-func encBalloonsPatches(tb testing.TB) *Tensor {
+func encBalloonsPatches(tb testing.TB) *tensor.Tensor {
 	dir := testenv.Path(tb, "reference", "balloons_crop", "noisy_sigma20")
 	const size, bands, p, q, grid, step = 96, 31, 5, 5, 28, 3
 	cube := make([]float64, bands*size*size)
@@ -43,7 +44,7 @@ func encBalloonsPatches(tb testing.TB) *Tensor {
 		}
 	}
 	windows := bands - q + 1
-	pt := NewTensor(p*p, grid*grid*windows, q)
+	pt := tensor.NewTensor(p*p, grid*grid*windows, q)
 	j := 0
 	for b0 := range windows {
 		for gy := range grid {
@@ -73,9 +74,9 @@ func encBalloonsPatches(tb testing.TB) *Tensor {
 // encPatchDictionary returns r distinct patches of x chosen at random
 // (seeded), each scaled to unit Frobenius norm: the initial dictionary of
 // learning.
-func encPatchDictionary(x *Tensor, r int, seed uint64) *Tensor {
+func encPatchDictionary(x *tensor.Tensor, r int, seed uint64) *tensor.Tensor {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	d := NewTensor(x.M, r, x.K)
+	d := tensor.NewTensor(x.M, r, x.K)
 	for q, j := range rng.Perm(x.N)[:r] {
 		a := d.Lateral(q)
 		copy(a, x.Lateral(j))
@@ -94,8 +95,8 @@ func encPatchDictionary(x *Tensor, r int, seed uint64) *Tensor {
 // one patch: 2r² for each real frequency slice, 8r² for each complex one.
 func fourierFlops(r, k int) float64 {
 	var f float64
-	for l := range Stored(k) {
-		if Weight(l, k) == 1 {
+	for l := range tensor.Stored(k) {
+		if tensor.Weight(l, k) == 1 {
 			f += 2 * float64(r*r)
 		} else {
 			f += 8 * float64(r*r)
@@ -117,7 +118,7 @@ func BenchmarkEncodePaper(b *testing.B) {
 			for _, threads := range []int{1, 2} {
 				b.Run(fmt.Sprintf("beta=%g/%s/threads=%d", beta, p.name, threads), func(b *testing.B) {
 					e := encMustEncoder(b, d, EncodeOptions{Beta: beta, MaxIter: iters}, p.path)
-					codes := NewTensor(30, x.N, 5)
+					codes := tensor.NewTensor(30, x.N, 5)
 					for b.Loop() {
 						e.EncodeAll(codes, x, false, threads)
 					}
@@ -149,7 +150,7 @@ func BenchmarkEncodeNatural(b *testing.B) {
 		for _, p := range encPaths {
 			b.Run(fmt.Sprintf("beta=%g/%s", beta, p.name), func(b *testing.B) {
 				e := encMustEncoder(b, d, EncodeOptions{Beta: beta, MaxIter: iters}, p.path)
-				codes := NewTensor(64, x.N, 16)
+				codes := tensor.NewTensor(64, x.N, 16)
 				for b.Loop() {
 					e.EncodeAll(codes, x, false, 2)
 				}
@@ -182,7 +183,7 @@ func BenchmarkGemm(b *testing.B) {
 		m[i] = rng.NormFloat64()
 	}
 	for b.Loop() {
-		gemmNT(n, w, w, a, w, m, w, c, w)
+		tensor.GemmNT(n, w, w, a, w, m, w, c, w)
 	}
 	b.ReportMetric(2*n*w*w*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

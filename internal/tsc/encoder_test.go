@@ -8,19 +8,22 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/tensor"
+	"tdsc/internal/tensor/tensortest"
 )
 
 // encSmoothPatches returns n mean-removed patches (p²×n×q) cut at random
 // places from a smooth random field of 64×64 pixels and q+8 bands, plus
 // Gaussian noise of deviation sigma: data shaped like the MSI patches of the
 // tool.
-func encSmoothPatches(rng *rand.Rand, p, q, n int, sigma float64) *Tensor {
+func encSmoothPatches(rng *rand.Rand, p, q, n int, sigma float64) *tensor.Tensor {
 	type wave struct{ fx, fy, fb, phase, amp float64 }
 	waves := make([]wave, 6)
 	for i := range waves {
 		waves[i] = wave{rng.Float64() * 0.3, rng.Float64() * 0.3, rng.Float64() * 0.4, rng.Float64() * 2 * math.Pi, 20 + 40*rng.Float64()}
 	}
-	x := NewTensor(p*p, n, q)
+	x := tensor.NewTensor(p*p, n, q)
 	for j := range n {
 		y0, x0, b0 := rng.IntN(64-p), rng.IntN(64-p), rng.IntN(9)
 		col := x.Lateral(j)
@@ -48,8 +51,8 @@ func encSmoothPatches(rng *rand.Rand, p, q, n int, sigma float64) *Tensor {
 
 // encDictionary returns r atoms drawn from x (random columns plus a little
 // noise so no two coincide), each scaled to unit Frobenius norm.
-func encDictionary(rng *rand.Rand, x *Tensor, r int) *Tensor {
-	d := NewTensor(x.M, r, x.K)
+func encDictionary(rng *rand.Rand, x *tensor.Tensor, r int) *tensor.Tensor {
+	d := tensor.NewTensor(x.M, r, x.K)
 	for q := range r {
 		a := d.Lateral(q)
 		copy(a, x.Lateral(rng.IntN(x.N)))
@@ -66,8 +69,8 @@ func encDictionary(rng *rand.Rand, x *Tensor, r int) *Tensor {
 }
 
 // encRandomAtoms returns r Gaussian atoms of unit Frobenius norm.
-func encRandomAtoms(rng *rand.Rand, m, r, k int) *Tensor {
-	d := tpRandTensor(rng, m, r, k)
+func encRandomAtoms(rng *rand.Rand, m, r, k int) *tensor.Tensor {
+	d := tensortest.Rand(rng, m, r, k)
 	for q := range r {
 		a := d.Lateral(q)
 		var s float64
@@ -81,7 +84,7 @@ func encRandomAtoms(rng *rand.Rand, m, r, k int) *Tensor {
 	return d
 }
 
-func encMustEncoder(t testing.TB, d *Tensor, opt EncodeOptions, path codePath) *Encoder {
+func encMustEncoder(t testing.TB, d *tensor.Tensor, opt EncodeOptions, path codePath) *Encoder {
 	t.Helper()
 	e, err := NewEncoder(d, opt)
 	if err != nil {
@@ -91,9 +94,9 @@ func encMustEncoder(t testing.TB, d *Tensor, opt EncodeOptions, path codePath) *
 	return e
 }
 
-func encCode(e *Encoder, x *Tensor, b *Tensor, warm bool) (*Tensor, int) {
+func encCode(e *Encoder, x *tensor.Tensor, b *tensor.Tensor, warm bool) (*tensor.Tensor, int) {
 	if b == nil {
-		b = NewTensor(e.r, x.N, e.k)
+		b = tensor.NewTensor(e.r, x.N, e.k)
 	}
 	it := e.Encode(e.NewWorkspace(x.N), b, x, warm)
 	return b, it
@@ -105,9 +108,9 @@ var encPaths = []struct {
 }{{"auto", pathAuto}, {"dense", pathDense}, {"sparse", pathSparse}}
 
 // encGradFD returns the gradient of ½‖X − D*B‖² by central differences.
-func encGradFD(d, b, x *Tensor) *Tensor {
-	g := NewTensor(b.M, b.N, b.K)
-	bb := NewTensor(b.M, b.N, b.K)
+func encGradFD(d, b, x *tensor.Tensor) *tensor.Tensor {
+	g := tensor.NewTensor(b.M, b.N, b.K)
+	bb := tensor.NewTensor(b.M, b.N, b.K)
 	copy(bb.Data, b.Data)
 	const h = 1e-4
 	for i, v := range b.Data {
@@ -126,20 +129,20 @@ func TestGradientFiniteDifferences(t *testing.T) {
 	for _, k := range []int{1, 2, 4, 5, 6} {
 		m, r, n := 4, 3, 2
 		d := encRandomAtoms(rng, m, r, k)
-		b := tpRandTensor(rng, r, n, k)
-		x := tpRandTensor(rng, m, n, k)
+		b := tensortest.Rand(rng, r, n, k)
+		x := tensortest.Rand(rng, m, n, k)
 		fd := encGradFD(d, b, x)
 
 		// Closed form D†*(D*B − X).
-		res := NewTensor(m, n, k)
-		Product(res, d, b)
+		res := tensor.NewTensor(m, n, k)
+		tensor.Product(res, d, b)
 		for i := range res.Data {
 			res.Data[i] -= x.Data[i]
 		}
-		dt := NewTensor(r, m, k)
-		Transpose(dt, d)
-		grad := NewTensor(r, n, k)
-		Product(grad, dt, res)
+		dt := tensor.NewTensor(r, m, k)
+		tensor.Transpose(dt, d)
+		grad := tensor.NewTensor(r, n, k)
+		tensor.Product(grad, dt, res)
 		for i, v := range fd.Data {
 			if math.Abs(grad.Data[i]-v) > 1e-6*(1+math.Abs(v)) {
 				t.Fatalf("k=%d: D†*(D*B−X) element %d = %v, finite differences %v", k, i, grad.Data[i], v)
@@ -150,7 +153,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		// B − ∇f(B)/L, on both evaluation paths.
 		for _, p := range encPaths[1:] {
 			e := encMustEncoder(t, d, EncodeOptions{MaxIter: 1}, p.path)
-			got := NewTensor(r, n, k)
+			got := tensor.NewTensor(r, n, k)
 			copy(got.Data, b.Data)
 			encCode(e, x, got, true)
 			for i, v := range fd.Data {
@@ -166,8 +169,8 @@ func TestGradientFiniteDifferences(t *testing.T) {
 // encVectorISTA minimises Σ_j ½‖x_j − A b_j‖² + β‖b_j‖₁ (A = circ(D),
 // x_j = unfold(X)(:, j)) with plain ISTA on the dense vectorised problem,
 // run until the iterates stop moving, and returns the objective.
-func encVectorISTA(t *testing.T, d, x *Tensor, beta float64) float64 {
-	a := tpCirc(d)
+func encVectorISTA(t *testing.T, d, x *tensor.Tensor, beta float64) float64 {
+	a := tensortest.Circ(d)
 	var ata mat.SymDense
 	ata.SymOuterK(1, a.T())
 	var eig mat.EigenSym
@@ -177,7 +180,7 @@ func encVectorISTA(t *testing.T, d, x *Tensor, beta float64) float64 {
 	vals := eig.Values(nil)
 	step := 1 / vals[len(vals)-1]
 	rows, cols := a.Dims()
-	xu := tpUnfold(x)
+	xu := tensortest.Unfold(x)
 	var obj float64
 	for j := range x.N {
 		xj := mat.NewVecDense(rows, mat.Col(nil, j, xu))
@@ -219,12 +222,12 @@ func TestFISTAMatchesVectorisedISTA(t *testing.T) {
 		{7, 5, 1, 3000}, {7, 5, 4, 3000}, {6, 4, 5, 3000}, {4, 6, 3, 20000}, {5, 3, 8, 3000},
 	} {
 		d := encRandomAtoms(rng, c.m, c.r, c.k)
-		x := tpRandTensor(rng, c.m, 3, c.k)
+		x := tensortest.Rand(rng, c.m, 3, c.k)
 		// β at a fifth of the largest correlation: sparse, non-zero codes.
-		dt := NewTensor(c.r, c.m, c.k)
-		Transpose(dt, d)
-		corr := NewTensor(c.r, 3, c.k)
-		Product(corr, dt, x)
+		dt := tensor.NewTensor(c.r, c.m, c.k)
+		tensor.Transpose(dt, d)
+		corr := tensor.NewTensor(c.r, 3, c.k)
+		tensor.Product(corr, dt, x)
 		var cmax float64
 		for _, v := range corr.Data {
 			cmax = math.Max(cmax, math.Abs(v))
@@ -244,11 +247,11 @@ func TestFISTAMatchesVectorisedISTA(t *testing.T) {
 
 // encGramSlices returns the Gram slices Ĝ^(ℓ) = D̂^(ℓ)ᴴD̂^(ℓ) (R×R,
 // row-major) computed from the FTensor of d.
-func encGramSlices(d *Tensor) [][]complex128 {
+func encGramSlices(d *tensor.Tensor) [][]complex128 {
 	m, r, k := d.M, d.N, d.K
-	fd := NewFTensor(m, r, k)
-	NewDFT(k).Forward(fd, d)
-	out := make([][]complex128, Stored(k))
+	fd := tensor.NewFTensor(m, r, k)
+	tensor.NewDFT(k).Forward(fd, d)
+	out := make([][]complex128, tensor.Stored(k))
 	for l := range out {
 		s := fd.Slice(l)
 		g := make([]complex128, r*r)
@@ -273,7 +276,7 @@ func TestLipschitzExact(t *testing.T) {
 		d := encRandomAtoms(rng, m, r, k)
 		e := encMustEncoder(t, d, EncodeOptions{MaxIter: 1}, pathAuto)
 		var ata mat.SymDense
-		ata.SymOuterK(1, tpCirc(d).T())
+		ata.SymOuterK(1, tensortest.Circ(d).T())
 		var eig mat.EigenSym
 		if !eig.Factorize(&ata, false) {
 			t.Fatal("eigen decomposition failed")
@@ -289,7 +292,7 @@ func TestLipschitzExact(t *testing.T) {
 			for _, z := range g {
 				f += real(z)*real(z) + imag(z)*imag(z)
 			}
-			bound += Weight(l, k) * math.Sqrt(f)
+			bound += tensor.Weight(l, k) * math.Sqrt(f)
 		}
 		if e.Lipschitz() > bound*(1+1e-12) {
 			t.Errorf("k=%d: L = %v above the bound Σ_ℓ‖Ĝ^(ℓ)‖_F = %v", k, e.Lipschitz(), bound)
@@ -307,7 +310,7 @@ func TestLipschitzExactBeatsPaperBound(t *testing.T) {
 		for _, z := range g {
 			f += real(z)*real(z) + imag(z)*imag(z)
 		}
-		bound += Weight(l, d.K) * math.Sqrt(f)
+		bound += tensor.Weight(l, d.K) * math.Sqrt(f)
 	}
 	const beta = 40
 	for _, p := range encPaths {
@@ -355,18 +358,18 @@ func TestReconstructMatchesProduct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 6))
 	for _, k := range []int{1, 4, 5, 8} {
 		d := encRandomAtoms(rng, 9, 12, k)
-		b := tpRandTensor(rng, 12, 7, k)
+		b := tensortest.Rand(rng, 12, 7, k)
 		for i := range b.Data {
 			if rng.Float64() < 0.8 {
 				b.Data[i] = 0
 			}
 		}
-		want := NewTensor(9, 7, k)
-		Product(want, d, b)
+		want := tensor.NewTensor(9, 7, k)
+		tensor.Product(want, d, b)
 		for _, p := range encPaths {
 			e := encMustEncoder(t, d, EncodeOptions{MaxIter: 1}, p.path)
 			ws := e.NewWorkspace(10)
-			got := NewTensor(9, 7, k)
+			got := tensor.NewTensor(9, 7, k)
 			for i := range got.Data {
 				got.Data[i] = math.NaN()
 			}
@@ -390,7 +393,7 @@ func TestEncoderWarmStart(t *testing.T) {
 		b15, _ := encCode(short, x, nil, false)
 		f15 := Objective(d, b15, x, beta)
 		// 15 more iterations from B_15 go further than 15 from zero.
-		warm := NewTensor(d.N, x.N, d.K)
+		warm := tensor.NewTensor(d.N, x.N, d.K)
 		copy(warm.Data, b15.Data)
 		encCode(short, x, warm, true)
 		fw := Objective(d, warm, x, beta)
@@ -401,7 +404,7 @@ func TestEncoderWarmStart(t *testing.T) {
 		long := encMustEncoder(t, d, EncodeOptions{Beta: 4 * beta, MaxIter: 20000, Tol: 1e-13}, p.path)
 		opt, _ := encCode(long, x, nil, false)
 		check := encMustEncoder(t, d, EncodeOptions{Beta: 4 * beta, MaxIter: 100, Tol: 1e-6}, p.path)
-		again := NewTensor(d.N, x.N, d.K)
+		again := tensor.NewTensor(d.N, x.N, d.K)
 		copy(again.Data, opt.Data)
 		it := check.Encode(check.NewWorkspace(x.N), again, x, true)
 		if it > 2 {
@@ -427,7 +430,7 @@ func TestEncoderTolStopsEarly(t *testing.T) {
 		}
 		early := encMustEncoder(t, d, EncodeOptions{Beta: beta, MaxIter: maxIter, Tol: 1e-4}, p.path)
 		ws := early.NewWorkspace(x.N)
-		be := NewTensor(d.N, x.N, d.K)
+		be := tensor.NewTensor(d.N, x.N, d.K)
 		ite := early.Encode(ws, be, x, false)
 		if ite >= maxIter || ite < 2 {
 			t.Errorf("%s: Tol 1e-4 ran %d iterations of at most %d", p.name, ite, maxIter)
@@ -455,10 +458,10 @@ func TestEncodeAllThreadInvariant(t *testing.T) {
 	e := encMustEncoder(t, d, EncodeOptions{Beta: 15, MaxIter: 25, Tol: 1e-4}, pathAuto)
 	n := 5*e.BatchSize()/2 + 3
 	x := encSmoothPatches(rng, 5, 5, n, 20)
-	var ref *Tensor
+	var ref *tensor.Tensor
 	var refIt int
 	for _, threads := range []int{1, 2, 3, 0} {
-		b := NewTensor(30, n, 5)
+		b := tensor.NewTensor(30, n, 5)
 		it := e.EncodeAll(b, x, false, threads)
 		if ref == nil {
 			ref, refIt = b, it
@@ -475,7 +478,7 @@ func TestEncodeAllThreadInvariant(t *testing.T) {
 	}
 	// The same as coding the batches one by one.
 	ws := e.NewWorkspace(e.BatchSize())
-	b := NewTensor(30, n, 5)
+	b := tensor.NewTensor(30, n, 5)
 	for j0 := 0; j0 < n; j0 += e.BatchSize() {
 		j1 := min(n, j0+e.BatchSize())
 		e.Encode(ws, b.Slice(j0, j1), x.Slice(j0, j1), false)
@@ -500,8 +503,8 @@ func TestEncodeAllocatesNothing(t *testing.T) {
 	for _, p := range encPaths {
 		e := encMustEncoder(t, d, EncodeOptions{Beta: 10, MaxIter: 10, Tol: 1e-3}, p.path)
 		ws := e.NewWorkspace(x.N)
-		b := NewTensor(30, x.N, 5)
-		rec := NewTensor(25, x.N, 5)
+		b := tensor.NewTensor(30, x.N, 5)
+		rec := tensor.NewTensor(25, x.N, 5)
 		if a := testing.AllocsPerRun(5, func() { e.Encode(ws, b, x, false) }); a != 0 {
 			t.Errorf("%s: Encode allocates %v times per call", p.name, a)
 		}
@@ -516,18 +519,18 @@ func TestEncodeAllocatesNothing(t *testing.T) {
 
 func TestNewEncoderRejects(t *testing.T) {
 	good := encRandomAtoms(rand.New(rand.NewPCG(3, 11)), 4, 3, 5)
-	nan := NewTensor(4, 3, 5)
+	nan := tensor.NewTensor(4, 3, 5)
 	copy(nan.Data, good.Data)
 	nan.Data[7] = math.NaN()
 	for name, c := range map[string]struct {
-		d   *Tensor
+		d   *tensor.Tensor
 		opt EncodeOptions
 	}{
 		"negative β":    {good, EncodeOptions{Beta: -1, MaxIter: 1}},
 		"NaN β":         {good, EncodeOptions{Beta: math.NaN(), MaxIter: 1}},
 		"no iterations": {good, EncodeOptions{MaxIter: 0}},
 		"negative Tol":  {good, EncodeOptions{MaxIter: 1, Tol: -1}},
-		"zero atoms":    {NewTensor(4, 3, 5), EncodeOptions{MaxIter: 1}},
+		"zero atoms":    {tensor.NewTensor(4, 3, 5), EncodeOptions{MaxIter: 1}},
 		"NaN atom":      {nan, EncodeOptions{MaxIter: 1}},
 		"nil":           {nil, EncodeOptions{MaxIter: 1}},
 	} {
@@ -542,11 +545,11 @@ func TestEncodePanicsOnSizeMismatch(t *testing.T) {
 	e := encMustEncoder(t, encRandomAtoms(rng, 4, 3, 5), EncodeOptions{MaxIter: 1}, pathAuto)
 	ws := e.NewWorkspace(4)
 	for name, f := range map[string]func(){
-		"too many patches": func() { e.Encode(ws, NewTensor(3, 5, 5), NewTensor(4, 5, 5), false) },
-		"patch size":       func() { e.Encode(ws, NewTensor(3, 2, 5), NewTensor(5, 2, 5), false) },
-		"code size":        func() { e.Encode(ws, NewTensor(4, 2, 5), NewTensor(4, 2, 5), false) },
-		"bands":            func() { e.Encode(ws, NewTensor(3, 2, 4), NewTensor(4, 2, 4), false) },
-		"reconstruct":      func() { e.Reconstruct(ws, NewTensor(4, 3, 5), NewTensor(3, 2, 5)) },
+		"too many patches": func() { e.Encode(ws, tensor.NewTensor(3, 5, 5), tensor.NewTensor(4, 5, 5), false) },
+		"patch size":       func() { e.Encode(ws, tensor.NewTensor(3, 2, 5), tensor.NewTensor(5, 2, 5), false) },
+		"code size":        func() { e.Encode(ws, tensor.NewTensor(4, 2, 5), tensor.NewTensor(4, 2, 5), false) },
+		"bands":            func() { e.Encode(ws, tensor.NewTensor(3, 2, 4), tensor.NewTensor(4, 2, 4), false) },
+		"reconstruct":      func() { e.Reconstruct(ws, tensor.NewTensor(4, 3, 5), tensor.NewTensor(3, 2, 5)) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
@@ -562,16 +565,16 @@ func TestEncodePanicsOnSizeMismatch(t *testing.T) {
 func ExampleEncoder() {
 	// Two atoms of 2 pixels × 3 bands; the patch is 2·atom 0 (unit norm),
 	// so its code is 2 − β on atom 0 and zero elsewhere.
-	d := NewTensor(2, 2, 3)
+	d := tensor.NewTensor(2, 2, 3)
 	copy(d.Lateral(0), []float64{0.5, 0.5, 0.5, 0.5, 0, 0})
 	copy(d.Lateral(1), []float64{0, 0, 0, 0, 1, 0})
-	x := NewTensor(2, 1, 3)
+	x := tensor.NewTensor(2, 1, 3)
 	copy(x.Data, []float64{1, 1, 1, 1, 0, 0})
 	e, err := NewEncoder(d, EncodeOptions{Beta: 0.01, MaxIter: 500})
 	if err != nil {
 		panic(err)
 	}
-	b := NewTensor(2, 1, 3)
+	b := tensor.NewTensor(2, 1, 3)
 	e.Encode(e.NewWorkspace(1), b, x, false)
 	fmt.Printf("B(0,0,0) = %.3f, others ≈ 0: %v\n", b.At(0, 0, 0), math.Abs(b.At(1, 0, 0))+math.Abs(b.At(0, 0, 1)) < 1e-3)
 	// Output: B(0,0,0) = 1.990, others ≈ 0: true
@@ -664,8 +667,8 @@ func testAccumulate(t *testing.T, rows int) {
 // from zero on the dense vectorised problem of every patch, with A =
 // circ(D) and L = λ_max(AᵀA) from gonum's eigensolver, and returns the codes
 // as a R×N×K tensor.
-func encVectorFISTA(t *testing.T, d, x *Tensor, beta float64, iters int) *Tensor {
-	a := tpCirc(d)
+func encVectorFISTA(t *testing.T, d, x *tensor.Tensor, beta float64, iters int) *tensor.Tensor {
+	a := tensortest.Circ(d)
 	var ata mat.SymDense
 	ata.SymOuterK(1, a.T())
 	var eig mat.EigenSym
@@ -675,7 +678,7 @@ func encVectorFISTA(t *testing.T, d, x *Tensor, beta float64, iters int) *Tensor
 	vals := eig.Values(nil)
 	lip := vals[len(vals)-1]
 	rows, cols := a.Dims()
-	xu := tpUnfold(x)
+	xu := tensortest.Unfold(x)
 	codes := mat.NewDense(cols, x.N, nil)
 	for j := range x.N {
 		xj := mat.NewVecDense(rows, mat.Col(nil, j, xu))
@@ -701,7 +704,7 @@ func encVectorFISTA(t *testing.T, d, x *Tensor, beta float64, iters int) *Tensor
 		}
 		codes.SetCol(j, cur.RawVector().Data)
 	}
-	return tpFold(codes, d.N, x.N, d.K)
+	return tensortest.Fold(codes, d.N, x.N, d.K)
 }
 
 // TestFISTATrajectory compares the codes after a fixed number of iterations
@@ -712,7 +715,7 @@ func TestFISTATrajectory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 4))
 	for _, c := range []struct{ m, r, k int }{{7, 5, 1}, {6, 4, 5}, {5, 6, 4}} {
 		d := encRandomAtoms(rng, c.m, c.r, c.k)
-		x := tpRandTensor(rng, c.m, 4, c.k)
+		x := tensortest.Rand(rng, c.m, 4, c.k)
 		const beta = 0.05
 		for _, iters := range []int{1, 2, 3, 8, 25} {
 			want := encVectorFISTA(t, d, x, beta, iters)
@@ -732,17 +735,4 @@ func TestFISTATrajectory(t *testing.T) {
 			}
 		}
 	}
-}
-
-// tpFold is the inverse of tpUnfold: the mk×n matrix u as an m×n×k tensor.
-func tpFold(u *mat.Dense, m, n, k int) *Tensor {
-	x := NewTensor(m, n, k)
-	for t := range k {
-		for i := range m {
-			for j := range n {
-				x.Set(i, j, t, u.At(t*m+i, j))
-			}
-		}
-	}
-	return x
 }

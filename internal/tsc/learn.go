@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"tdsc/internal/option"
+	"tdsc/internal/tensor"
 )
 
 // LearnOptions sets the dictionary learning of Learn.
@@ -34,10 +35,10 @@ type LearnOptions struct {
 // LearnResult is the outcome of Learn.
 type LearnResult struct {
 	// Dict is the learned M×R×K dictionary; ‖Dict(:,j,:)‖_F² ≤ 1 + 1e−9.
-	Dict *Tensor
+	Dict *tensor.Tensor
 	// Codes are the R×N×K coefficients of the training patches that the
 	// last objective value is for.
-	Codes *Tensor
+	Codes *tensor.Tensor
 	// Objective holds ½‖X − D*B‖_F² + β‖B‖₁ after the dictionary step of
 	// every outer iteration; it does not increase (up to round-off).
 	Objective []float64
@@ -74,15 +75,15 @@ const seedStream = 0x2d5c_d1c7
 //
 // Learn returns an error if the options are invalid, x holds a NaN or an
 // infinity, or fewer than opt.Atoms training patches are non-zero.
-func Learn(x *Tensor, opt LearnOptions) (*LearnResult, error) {
+func Learn(x *tensor.Tensor, opt LearnOptions) (*LearnResult, error) {
 	return LearnContext(context.Background(), x, opt)
 }
 
 // LearnContext is Learn that stops when ctx is done: it returns ctx.Err()
 // within one batch of coding (EncodeAll's BatchSize patches), so that an
 // interrupted command does not wait for a long outer iteration to end.
-func LearnContext(ctx context.Context, x *Tensor, opt LearnOptions) (*LearnResult, error) {
-	return learn(x, opt, func(d, b *Tensor, warm bool, threads int) error {
+func LearnContext(ctx context.Context, x *tensor.Tensor, opt LearnOptions) (*LearnResult, error) {
+	return learn(x, opt, func(d, b *tensor.Tensor, warm bool, threads int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -97,10 +98,10 @@ func LearnContext(ctx context.Context, x *Tensor, opt LearnOptions) (*LearnResul
 
 // coder sets the codes b of the training patches for the dictionary d,
 // starting from b when warm.
-type coder func(d, b *Tensor, warm bool, threads int) error
+type coder func(d, b *tensor.Tensor, warm bool, threads int) error
 
 // learn is Learn with the coding step given by code.
-func learn(x *Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
+func learn(x *tensor.Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func learn(x *Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
 	var prevStats, curStats dictStats
 	prevStats.init(m, r, k)
 	curStats.init(m, r, k)
-	prevB, curB := NewTensor(r, n, k), NewTensor(r, n, k)
+	prevB, curB := tensor.NewTensor(r, n, k), tensor.NewTensor(r, n, k)
 	u.accumulate(&prevStats, x, prevB)
 	prevObj := u.objective(&prevStats, d, opt.Beta) // ½‖X‖²
 
@@ -191,14 +192,14 @@ func (opt *LearnOptions) Validate() error {
 
 // objective returns ½‖X − D*B‖_F² + β‖B‖₁ for the dictionary d from the
 // statistics st of X and B.
-func (u *DictUpdater) objective(st *dictStats, d *Tensor, beta float64) float64 {
+func (u *DictUpdater) objective(st *dictStats, d *tensor.Tensor, beta float64) float64 {
 	u.dft.Forward(u.dh, d)
 	return st.dataTerm(u.dh)/2 + beta*st.l1
 }
 
 // initDictionary returns r distinct non-zero patches of x, chosen at random
 // with the given seed and normalised to unit norm, as an M×r×K dictionary.
-func initDictionary(x *Tensor, r int, seed uint64) (*Tensor, error) {
+func initDictionary(x *tensor.Tensor, r int, seed uint64) (*tensor.Tensor, error) {
 	usable := make([]int, 0, x.N)
 	for j := range x.N {
 		if sumSquares(x.Lateral(j)) > 0 {
@@ -210,7 +211,7 @@ func initDictionary(x *Tensor, r int, seed uint64) (*Tensor, error) {
 			len(usable), x.N, r)
 	}
 	rng := rand.New(rand.NewPCG(seed, seedStream))
-	d := NewTensor(x.M, r, x.K)
+	d := tensor.NewTensor(x.M, r, x.K)
 	for q := range r {
 		// Partial Fisher–Yates: usable[q] becomes a uniform pick among the
 		// patches not yet drawn.

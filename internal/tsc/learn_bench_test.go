@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/tensor"
 	"tdsc/internal/testenv"
 )
 
 // benchBalloonPatches returns n mean-removed 5×5×5 patches (25×1×5 tensors)
 // at random positions of the CAVE balloons scene with Gaussian noise of
 // standard deviation sigma added on the [0, 255] scale (seeded).
-func benchBalloonPatches(b *testing.B, n int, sigma float64) *Tensor {
+func benchBalloonPatches(b *testing.B, n int, sigma float64) *tensor.Tensor {
 	b.Helper()
 	cube, _, err := msi.ReadPNGStack(testenv.Path(b, "cave", "balloons_ms"))
 	if err != nil {
@@ -22,7 +23,7 @@ func benchBalloonPatches(b *testing.B, n int, sigma float64) *Tensor {
 		cube.Data[i] += sigma * rng.NormFloat64()
 	}
 	const p, q = 5, 5
-	x := NewTensor(p*p, n, q)
+	x := tensor.NewTensor(p*p, n, q)
 	for j := range n {
 		y0 := rng.IntN(cube.Height - p + 1)
 		x0 := rng.IntN(cube.Width - p + 1)
@@ -52,9 +53,9 @@ func benchBalloonPatches(b *testing.B, n int, sigma float64) *Tensor {
 // complex one (the same count as fourierFlops).
 func dictStatFlops(m, r, k int) float64 {
 	var f float64
-	for l := range Stored(k) {
+	for l := range tensor.Stored(k) {
 		c := 8.0
-		if Weight(l, k) == 1 {
+		if tensor.Weight(l, k) == 1 {
 			c = 2
 		}
 		f += c * float64(m*r+r*r)
@@ -92,7 +93,7 @@ func BenchmarkDictUpdate(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m, r, k, n := 25, 30, 5, 20000
 	d := dictUnitAtoms(rng, m, r, k)
-	codes := NewTensor(r, n, k)
+	codes := tensor.NewTensor(r, n, k)
 	for j := range n {
 		for range 4 {
 			q := rng.IntN(r)
@@ -108,7 +109,7 @@ func BenchmarkDictUpdate(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(map[int]string{1: "threads=1", 2: "threads=2"}[threads], func(b *testing.B) {
 			u := NewDictUpdater(m, r, k, threads)
-			work := NewTensor(m, r, k)
+			work := tensor.NewTensor(m, r, k)
 			var newton int
 			for b.Loop() {
 				copy(work.Data, d.Data)

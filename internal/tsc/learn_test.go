@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/tensor"
 )
 
 // learnPatches returns n patches of m×1×k made of a few random unit atoms
 // with sparse random weights plus noise, mean-removed like image patches.
-func learnPatches(rng *rand.Rand, m, n, k, atoms int) *Tensor {
+func learnPatches(rng *rand.Rand, m, n, k, atoms int) *tensor.Tensor {
 	d := dictUnitAtoms(rng, m, atoms, k)
 	b := dictSparseCoefficients(rng, atoms, n, k, 0.7)
 	x := dictNaiveProduct(d, b)
@@ -55,7 +57,7 @@ func TestLearnObjectiveMonotone(t *testing.T) {
 		if res.Iterations != 15 || len(res.Objective) != 15 || !slices.Equal(progress, res.Objective) {
 			t.Fatalf("k=%d: %d iterations, %d objective values, progress %d", k, res.Iterations, len(res.Objective), len(progress))
 		}
-		start := Norm2(x) / 2
+		start := tensor.Norm2(x) / 2
 		prev := start
 		for p, obj := range res.Objective {
 			if obj > prev*(1+1e-12) {
@@ -89,7 +91,7 @@ func TestLearnHugeBeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	half := Norm2(x) / 2
+	half := tensor.Norm2(x) / 2
 	for p, obj := range res.Objective {
 		if math.Abs(obj-half) > 1e-12*half {
 			t.Errorf("iteration %d: objective %.15g, want ½‖X‖² = %.15g", p+1, obj, half)
@@ -416,7 +418,7 @@ func TestLearnKeepsCodesThatFitBetter(t *testing.T) {
 	opt := LearnOptions{Atoms: 4, Beta: 0.05, Iters: 5, InnerIters: 50, Seed: 4, Threads: 1}
 	calls := 0
 	var lastGood []float64
-	res, err := learn(x, opt, func(d, b *Tensor, warm bool, threads int) error {
+	res, err := learn(x, opt, func(d, b *tensor.Tensor, warm bool, threads int) error {
 		calls++
 		if warm != (calls > 1) {
 			t.Errorf("call %d: warm = %v", calls, warm)
@@ -463,7 +465,7 @@ func TestLearnSomeDeadAtoms(t *testing.T) {
 	for _, k := range []int{1, 3} {
 		rng := rand.New(rand.NewPCG(47, uint64(k)))
 		m, n, r := 4, 60, 4
-		x := NewTensor(m, n, k)
+		x := tensor.NewTensor(m, n, k)
 		for j := range n {
 			lo, scale := 0, 10.0
 			if j%2 == 1 {
@@ -537,7 +539,7 @@ func TestEncodeAllStartsNoBatchOnceStopped(t *testing.T) {
 	}
 	x := learnPatches(rng, m, n, k, 8)
 	ctx, cancel := context.WithCancel(context.Background())
-	want, got := NewTensor(r, n, k), NewTensor(r, n, k)
+	want, got := tensor.NewTensor(r, n, k), tensor.NewTensor(r, n, k)
 	enc.EncodeAll(want, x, false, 2)
 	enc.encodeAll(ctx, got, x, false, 2)
 	if !slices.Equal(want.Data, got.Data) {

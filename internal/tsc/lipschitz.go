@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/tensor"
 )
 
 // The Lipschitz constant of ∇f(B) = D†*D*B − D†*X is the largest eigenvalue
@@ -24,10 +26,10 @@ func maxEigenSym(a []float64, w int) (float64, error) {
 }
 
 // lipschitz returns max_ℓ λ_max of the Gram slices in gram.
-func lipschitz(gram *sliceMats) (float64, error) {
+func lipschitz(gram *tensor.SliceMats) (float64, error) {
 	var l float64
-	for s := range Stored(gram.k) {
-		g, w, _ := gram.mat(s)
+	for s := range tensor.Stored(gram.K) {
+		g, w, _ := gram.Mat(s)
 		v, err := maxEigenSym(g, w)
 		if err != nil {
 			return 0, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"tdsc/internal/parallel"
+	"tdsc/internal/tensor"
 )
 
 // BatchSize returns the number of patches per batch of EncodeAll: about
@@ -21,13 +22,13 @@ func (e *Encoder) BatchSize() int {
 // batches do not depend on threads, so neither does the result, bit for
 // bit. It returns the largest number of iterations done by a patch, and
 // panics if the sizes do not fit the encoder.
-func (e *Encoder) EncodeAll(b, x *Tensor, warm bool, threads int) (iterations int) {
+func (e *Encoder) EncodeAll(b, x *tensor.Tensor, warm bool, threads int) (iterations int) {
 	return e.encodeAll(context.Background(), b, x, warm, threads)
 }
 
 // encodeAll is EncodeAll that starts no further batch once ctx is done;
 // the codes of the batches not started are left as they were.
-func (e *Encoder) encodeAll(ctx context.Context, b, x *Tensor, warm bool, threads int) (iterations int) {
+func (e *Encoder) encodeAll(ctx context.Context, b, x *tensor.Tensor, warm bool, threads int) (iterations int) {
 	if x.M != e.m || x.K != e.k || b.M != e.r || b.K != e.k || b.N != x.N {
 		panic(fmt.Sprintf("tsc: EncodeAll: patches %d×%d×%d and codes %d×%d×%d for a %d×%d×%d dictionary",
 			x.M, x.N, x.K, b.M, b.N, b.K, e.m, e.r, e.k))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"tdsc/internal/dictfile"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
@@ -20,13 +21,13 @@ type Denoiser struct {
 	Options Options
 	// Model, if not nil, is the dictionary to code with instead of learning
 	// one; Adopt has reconciled Options with it.
-	Model *tsc.Model
+	Model *dictfile.Model
 	// CreatedBy names the program in a learned model's file.
 	CreatedBy string
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
 
-	learned *tsc.Model
+	learned *dictfile.Model
 }
 
 // Adopt reconciles o with the dictionary file m: the patch geometry and
@@ -34,7 +35,7 @@ type Denoiser struct {
 // *option.Error. When o.Beta is zero and the noise level is unknown
 // (sigmaKnown false), m's β is taken, and Adopt returns m's σ (zero when m
 // does not record one) for the caller to use as the noise level.
-func (o *Options) Adopt(m *tsc.Model, sigmaKnown bool) (sigma float64, err error) {
+func (o *Options) Adopt(m *dictfile.Model, sigmaKnown bool) (sigma float64, err error) {
 	if m.Patch.Height != m.Patch.Width {
 		return 0, fmt.Errorf("the dictionary is for %d×%d-pixel patches; denoising needs square ones", m.Patch.Height, m.Patch.Width)
 	}
@@ -54,10 +55,10 @@ func (o *Options) Adopt(m *tsc.Model, sigmaKnown bool) (sigma float64, err error
 
 // NewModel wraps a learned dictionary with the settings o (resolved) and
 // the noise level sigma that made it.
-func NewModel(res *tsc.LearnResult, o Options, sigma float64, createdBy string) *tsc.Model {
-	return &tsc.Model{
+func NewModel(res *tsc.LearnResult, o Options, sigma float64, createdBy string) *dictfile.Model {
+	return &dictfile.Model{
 		CreatedBy:  createdBy,
-		Patch:      tsc.PatchShape{Height: o.Patch, Width: o.Patch, Depth: o.Depth},
+		Patch:      dictfile.PatchShape{Height: o.Patch, Width: o.Patch, Depth: o.Depth},
 		Beta:       o.Beta,
 		Sigma:      sigma,
 		Seed:       o.Seed,
@@ -69,7 +70,7 @@ func NewModel(res *tsc.LearnResult, o Options, sigma float64, createdBy string) 
 
 // Learned returns the model that the last Denoise learned, or nil if it
 // used Model.
-func (d *Denoiser) Learned() *tsc.Model { return d.learned }
+func (d *Denoiser) Learned() *dictfile.Model { return d.learned }
 
 // Resolved returns the settings Denoise uses for noise level sigma.
 func (d *Denoiser) Resolved(sigma float64) Options { return d.Options.Resolve(sigma) }

@@ -22,6 +22,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/patch"
+	"tdsc/internal/tensor"
 	"tdsc/internal/tsc"
 )
 
@@ -268,7 +269,7 @@ func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error
 // (p²×r×q atoms) and returns the average of the reconstructions, plain or
 // weighted as o.Weighting says. It stops
 // with ctx.Err() when ctx is cancelled.
-func Reconstruct(ctx context.Context, c *msi.Cube, d *tsc.Tensor, o Options) (*msi.Cube, error) {
+func Reconstruct(ctx context.Context, c *msi.Cube, d *tensor.Tensor, o Options) (*msi.Cube, error) {
 	if err := o.Validate(c.Height, c.Width, c.Bands); err != nil {
 		return nil, err
 	}
@@ -290,8 +291,8 @@ func Reconstruct(ctx context.Context, c *msi.Cube, d *tsc.Tensor, o Options) (*m
 	}
 	type buffers struct {
 		ws    *tsc.Workspace
-		x, b  *tsc.Tensor
-		rec   *tsc.Tensor
+		x, b  *tensor.Tensor
+		rec   *tensor.Tensor
 		means []float64
 		w     []float64
 	}
@@ -300,7 +301,7 @@ func Reconstruct(ctx context.Context, c *msi.Cube, d *tsc.Tensor, o Options) (*m
 		bufs[w] = buffers{
 			ws:    enc.NewWorkspace(batchSize),
 			x:     g.NewTensor(batchSize),
-			b:     tsc.NewTensor(d.N, batchSize, d.K),
+			b:     tensor.NewTensor(d.N, batchSize, d.K),
 			rec:   g.NewTensor(batchSize),
 			means: make([]float64, batchSize),
 			w:     make([]float64, batchSize),

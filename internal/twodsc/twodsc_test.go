@@ -11,6 +11,7 @@ import (
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/tensor"
 	"tdsc/internal/tsc"
 )
 
@@ -194,7 +195,7 @@ func TestSparsityWeightingOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := enc.NewWorkspace(1)
-	x, code, rec := tsc.NewTensor(p*p, 1, q), tsc.NewTensor(o.Atoms, 1, q), tsc.NewTensor(p*p, 1, q)
+	x, code, rec := tensor.NewTensor(p*p, 1, q), tensor.NewTensor(o.Atoms, 1, q), tensor.NewTensor(p*p, 1, q)
 	starts := func(n int) []int {
 		var s []int
 		for v := 0; v+p < n; v += step {

@@ -1,4 +1,4 @@
-package tsc
+package tensor
 
 import (
 	"fmt"
@@ -14,14 +14,6 @@ import (
 // written length, the generic matrix path (even and odd), the paper's 5 and
 // the natural-image 16 and 32, and lengths beyond the stack buffers.
 var dftLengths = []int{1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 65, 70}
-
-func tpRandTensor(rng *rand.Rand, m, n, k int) *Tensor {
-	x := NewTensor(m, n, k)
-	for i := range x.Data {
-		x.Data[i] = rng.NormFloat64()
-	}
-	return x
-}
 
 func TestDFTTubeMatchesGonumFFT(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -89,8 +81,10 @@ func TestDFTForwardLayoutAndParseval(t *testing.T) {
 	for _, k := range dftLengths {
 		m, n := 1+rng.IntN(6), 1+rng.IntN(5)
 		p := NewDFT(k)
-		x := tpRandTensor(rng, m, n, k)
-		y := tpRandTensor(rng, m, n, k)
+		x, y := NewTensor(m, n, k), NewTensor(m, n, k)
+		for i := range x.Data {
+			x.Data[i], y.Data[i] = rng.NormFloat64(), rng.NormFloat64()
+		}
 		fx, fy := NewFTensor(m, n, k), NewFTensor(m, n, k)
 		p.Forward(fx, x)
 		p.Forward(fy, y)
@@ -138,7 +132,7 @@ func TestDFTRowsStrided(t *testing.T) {
 			src[i] = rng.NormFloat64()
 		}
 		dst := make([]float64, k*ds)
-		p.forwardRows(dst, ds, src, ss, rows)
+		p.ForwardRows(dst, ds, src, ss, rows)
 		tube := make([]float64, k)
 		spec := make([]complex128, Stored(k))
 		split := make([]float64, k)
@@ -155,11 +149,11 @@ func TestDFTRowsStrided(t *testing.T) {
 			}
 		}
 		back := make([]float64, k*ss)
-		p.inverseRows(back, ss, dst, ds, rows)
+		p.InverseRows(back, ss, dst, ds, rows)
 		for q := range rows {
 			for tt := range k {
 				if math.Abs(back[tt*ss+q]-src[tt*ss+q]) > 1e-12*float64(k) {
-					t.Fatalf("k=%d: inverseRows(forwardRows) tube %d element %d = %v, want %v",
+					t.Fatalf("k=%d: InverseRows(forwardRows) tube %d element %d = %v, want %v",
 						k, q, tt, back[tt*ss+q], src[tt*ss+q])
 				}
 			}
@@ -339,8 +333,8 @@ func TestDFTRowsAllocateNothing(t *testing.T) {
 		const rows = 8
 		src, dst := make([]float64, k*rows), make([]float64, k*rows)
 		if a := testing.AllocsPerRun(5, func() {
-			p.forwardRows(dst, rows, src, rows, rows)
-			p.inverseRows(src, rows, dst, rows, rows)
+			p.ForwardRows(dst, rows, src, rows, rows)
+			p.InverseRows(src, rows, dst, rows, rows)
 		}); a != 0 {
 			t.Errorf("k=%d: transforms allocate %v times per call", k, a)
 		}
@@ -367,8 +361,8 @@ func BenchmarkDFTTubes(b *testing.B) {
 			dst := make([]float64, rows*k)
 			paths := map[string][2]func(){
 				"auto": {
-					func() { p.forwardRows(dst, rows, src, rows, rows) },
-					func() { p.inverseRows(src, rows, dst, rows, rows) },
+					func() { p.ForwardRows(dst, rows, src, rows, rows) },
+					func() { p.InverseRows(src, rows, dst, rows, rows) },
 				},
 				"matrix": {
 					func() { applyRows(dst, rows, p.fwd, src, rows, k, rows) },

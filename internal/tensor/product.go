@@ -1,4 +1,4 @@
-package tsc
+package tensor
 
 import "fmt"
 
@@ -7,75 +7,80 @@ import "fmt"
 // a code) is transformed into its split spectrum (see DFT), rows·K reals
 // holding, for every stored frequency ℓ, the real parts of the rows entries
 // of the slice and then (for ℓ ≠ 0, K/2) their imaginary parts. Frequency ℓ
-// thus occupies the columns splitOffset(ℓ, K, rows) of a row-major n×(rows·K)
+// thus occupies the columns SplitOffset(ℓ, K, rows) of a row-major n×(rows·K)
 // matrix whose row j is the split block of lateral slice j, and a complex
 // matrix Z applied to frequency ℓ of every lateral slice at once is a real
-// matrix product against the embedding of Z (embedTensor). Frequency 0 (and
+// matrix product against the embedding of Z (EmbedTensor). Frequency 0 (and
 // K/2 for even K) is real, so its product is a real product of a third of the
 // size of a complex one.
 
-// forwardBlocks sets the rows of dst (n×(M·K), row stride M·K) to the split
+// ForwardBlocks sets the rows of dst (n×(M·K), row stride M·K) to the split
 // spectra of the lateral slices of x.
-func forwardBlocks(p *DFT, dst []float64, x *Tensor) {
+func ForwardBlocks(p *DFT, dst []float64, x *Tensor) {
 	mk := x.M * x.K
 	for j := range x.N {
-		p.forwardRows(dst[j*mk:(j+1)*mk], x.M, x.Lateral(j), x.M, x.M)
+		p.ForwardRows(dst[j*mk:(j+1)*mk], x.M, x.Lateral(j), x.M, x.M)
 	}
 }
 
-// inverseBlocks sets the lateral slices of x to the inverse transforms of
+// InverseBlocks sets the lateral slices of x to the inverse transforms of
 // the rows of src (n×(M·K), row stride M·K).
-func inverseBlocks(p *DFT, x *Tensor, src []float64) {
+func InverseBlocks(p *DFT, x *Tensor, src []float64) {
 	mk := x.M * x.K
 	for j := range x.N {
-		p.inverseRows(x.Lateral(j), x.M, src[j*mk:(j+1)*mk], x.M, x.M)
+		p.InverseRows(x.Lateral(j), x.M, src[j*mk:(j+1)*mk], x.M, x.M)
 	}
 }
 
-// sliceMats holds one real matrix per stored frequency slice ℓ: the
+// SliceMats holds one real matrix per stored frequency slice ℓ: the
 // embedding of a complex out×in matrix Z_ℓ that maps the split form of a
 // length-in vector (its frequency-ℓ part) to the split form of Z_ℓ times it.
 // For the real slices it is Re Z_ℓ (out×in); for the others the 2out×2in
 // matrix [[Re Z, −Im Z], [Im Z, Re Z]]. All are row-major, one after another.
-type sliceMats struct {
-	k, out, in int
-	data       []float64
+type SliceMats struct {
+	K       int // tube length of the tensors the matrices act on
+	Out, In int // rows and columns of every complex matrix Z_ℓ
+	// Data holds the embeddings of the stored slices ℓ = 0..⌊K/2⌋, one
+	// after another (see Mat).
+	Data []float64
 }
 
-func newSliceMats(k, out, in int) sliceMats {
+// NewSliceMats returns zero embeddings for the stored slices of K/2+1
+// complex out×in matrices.
+func NewSliceMats(k, out, in int) SliceMats {
 	size := 0
 	for l := range Stored(k) {
-		_, wo := splitOffset(l, k, out)
-		_, wi := splitOffset(l, k, in)
+		_, wo := SplitOffset(l, k, out)
+		_, wi := SplitOffset(l, k, in)
 		size += wo * wi
 	}
-	return sliceMats{k: k, out: out, in: in, data: make([]float64, size)}
+	return SliceMats{K: k, Out: out, In: in, Data: make([]float64, size)}
 }
 
 // mat returns the matrix of slice l and its size.
-func (s *sliceMats) mat(l int) (m []float64, wout, win int) {
+func (s *SliceMats) Mat(l int) (m []float64, wout, win int) {
 	off := 0
 	for i := range l {
-		_, wo := splitOffset(i, s.k, s.out)
-		_, wi := splitOffset(i, s.k, s.in)
+		_, wo := SplitOffset(i, s.K, s.Out)
+		_, wi := SplitOffset(i, s.K, s.In)
 		off += wo * wi
 	}
-	_, wout = splitOffset(l, s.k, s.out)
-	_, win = splitOffset(l, s.k, s.in)
-	return s.data[off : off+wout*win : off+wout*win], wout, win
+	_, wout = SplitOffset(l, s.K, s.Out)
+	_, win = SplitOffset(l, s.K, s.In)
+	return s.Data[off : off+wout*win : off+wout*win], wout, win
 }
 
-// embedTensor sets s to the embeddings of the frequency slices of the
+// EmbedTensor sets s to the embeddings of the frequency slices of the
 // rows×cols×K tensor whose lateral slices have the split spectra spec
-// (cols blocks of rows·K): s.out = rows, s.in = cols. With conjTrans it
-// embeds the conjugate transposes of the slices instead (s.out = cols,
-// s.in = rows). Every entry is multiplied by scale.
-func embedTensor(s *sliceMats, spec []float64, rows, cols int, conjTrans bool, scale float64) {
-	k := s.k
+// (cols blocks of rows·K): s.Out = rows, s.In = cols. With conjTrans it
+// embeds the conjugate transposes of the slices instead (s.Out = cols,
+// s.In = rows). Every entry is multiplied by scale.
+func EmbedTensor(s *SliceMats, spec []float64, rows, cols int, conjTrans bool, scale float64) {
+	k := s.K
 	rk := rows * k
 	for l := range Stored(k) {
-		m, wout, win := s.mat(l)
-		off, width := splitOffset(l, k, rows)
+		m, wout, win := s.Mat(l)
+		off, width := SplitOffset(l, k, rows)
 		complexSlice := width == 2*rows
 		for q := range cols {
 			blk := spec[q*rk+off : q*rk+off+width]
@@ -104,15 +109,15 @@ func embedTensor(s *sliceMats, spec []float64, rows, cols int, conjTrans bool, s
 	}
 }
 
-// applySlices sets the rows of dst (n rows, stride s.out·K) to the split
-// spectra of Z applied to the rows of src (n rows, stride s.in·K), slice by
+// ApplySlices sets the rows of dst (n rows, stride s.Out·K) to the split
+// spectra of Z applied to the rows of src (n rows, stride s.In·K), slice by
 // slice. dst and src must not overlap.
-func applySlices(s *sliceMats, dst, src []float64, n int) {
-	for l := range Stored(s.k) {
-		m, wout, win := s.mat(l)
-		offOut, _ := splitOffset(l, s.k, s.out)
-		offIn, _ := splitOffset(l, s.k, s.in)
-		gemmNT(n, wout, win, src[offIn:], s.in*s.k, m, win, dst[offOut:], s.out*s.k)
+func ApplySlices(s *SliceMats, dst, src []float64, n int) {
+	for l := range Stored(s.K) {
+		m, wout, win := s.Mat(l)
+		offOut, _ := SplitOffset(l, s.K, s.Out)
+		offIn, _ := SplitOffset(l, s.K, s.In)
+		GemmNT(n, wout, win, src[offIn:], s.In*s.K, m, win, dst[offOut:], s.Out*s.K)
 	}
 }
 
@@ -130,14 +135,14 @@ func Product(dst, a, b *Tensor) {
 	m, r, n, k := a.M, a.N, b.N, a.K
 	p := NewDFT(k)
 	aspec := make([]float64, m*k*r)
-	forwardBlocks(p, aspec, a)
-	mats := newSliceMats(k, m, r)
-	embedTensor(&mats, aspec, m, r, false, 1)
+	ForwardBlocks(p, aspec, a)
+	mats := NewSliceMats(k, m, r)
+	EmbedTensor(&mats, aspec, m, r, false, 1)
 	bspec := make([]float64, r*k*n)
-	forwardBlocks(p, bspec, b)
+	ForwardBlocks(p, bspec, b)
 	out := make([]float64, m*k*n)
-	applySlices(&mats, out, bspec, n)
-	inverseBlocks(p, dst, out)
+	ApplySlices(&mats, out, bspec, n)
+	InverseBlocks(p, dst, out)
 }
 
 // Transpose sets dst = a†, the tensor transpose of docs/model.md §1: for a M×R×K,

@@ -1,6 +1,6 @@
 //go:build openblas
 
-package tsc
+package tensor
 
 // Build with CGO_LDFLAGS=-lopenblas: the cgo part of
 // gonum.org/v1/netlib/blas/netlib is linked against the CBLAS interface of
@@ -32,12 +32,12 @@ func gemmImpl(n, wo, wi int, a []float64, lda int, b []float64, ldb int, c []flo
 	netlib.Implementation{}.Dgemm(blas.NoTrans, blas.Trans, n, wo, wi, 1, a, lda, b, ldb, 0, c, ldc)
 }
 
-// gemmCost and dftCost are the costs of a multiply-add of gemmNT and of
+// GemmCost and DFTCost are the costs of a multiply-add of GemmNT and of
 // transforming one tube entry (forward or inverse), relative to a
 // multiply-add of the sparse time-domain accumulation; they set the choice
 // between the dense and the sparse gradient step (measured with
 // BenchmarkEncodePaper).
 const (
-	gemmCost = 0.25
-	dftCost  = 1.0
+	GemmCost = 0.25
+	DFTCost  = 1.0
 )

@@ -1,4 +1,4 @@
-package tsc
+package dictfile
 
 import (
 	"bytes"
@@ -10,16 +10,40 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tdsc/internal/tensor"
+	"tdsc/internal/tensor/tensortest"
 )
+
+// unitAtoms returns r random atoms of m×1×k with unit norm.
+func unitAtoms(rng *rand.Rand, m, r, k int) *tensor.Tensor {
+	d := tensortest.Rand(rng, m, r, k)
+	for j := range r {
+		s := 1 / math.Sqrt(atomNorm2(d, j))
+		for i := range d.Lateral(j) {
+			d.Lateral(j)[i] *= s
+		}
+	}
+	return d
+}
+
+// atomNorm2 returns ‖d(:,j,:)‖².
+func atomNorm2(d *tensor.Tensor, j int) float64 {
+	var s float64
+	for _, v := range d.Lateral(j) {
+		s += v * v
+	}
+	return s
+}
 
 // modelTestModel returns a random valid model with awkward float64 values
 // (subnormals, values needing 17 digits) among its atoms.
 func modelTestModel(rng *rand.Rand, h, w, depth, r int) *Model {
-	a := dictUnitAtoms(rng, h*w, r, depth)
+	a := unitAtoms(rng, h*w, r, depth)
 	awkward := []float64{5e-324, -0.1 * (1 + 0x1p-52), 0}
 	copy(a.Data, awkward[:min(len(awkward), len(a.Data)-1)])
 	for j := range r {
-		if n2 := dictAtomNorm2(a, j); n2 > 1 {
+		if n2 := atomNorm2(a, j); n2 > 1 {
 			s := 1 / math.Sqrt(n2)
 			for i := range a.Lateral(j) {
 				a.Lateral(j)[i] *= s
@@ -52,7 +76,7 @@ func TestModelRoundTrip(t *testing.T) {
 		if err := m.WriteFile(path, false); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadModel(path)
+		got, err := Read(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +124,7 @@ func TestModelUnknownSigmaOmitted(t *testing.T) {
 	if bytes.Contains(raw, []byte(`"sigma"`)) {
 		t.Error("unknown sigma written")
 	}
-	got, err := ReadModel(path)
+	got, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +151,7 @@ func TestModelWriteRefusesOverwrite(t *testing.T) {
 	if err := m.WriteFile(path, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadModel(path); err != nil {
+	if _, err := Read(path); err != nil {
 		t.Fatal(err)
 	}
 	// No temporary files are left behind.
@@ -220,7 +244,7 @@ func TestReadModelRejects(t *testing.T) {
 		if err := os.WriteFile(path, c.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ReadModel(path)
+		_, err := Read(path)
 		switch {
 		case err == nil:
 			t.Errorf("%s: accepted", c.name)
@@ -230,7 +254,7 @@ func TestReadModelRejects(t *testing.T) {
 			t.Errorf("%s: error %q does not say %q", c.name, err, c.want)
 		}
 	}
-	if _, err := ReadModel(filepath.Join(dir, "absent.json")); err == nil || !strings.Contains(err.Error(), "absent.json") {
+	if _, err := Read(filepath.Join(dir, "absent.json")); err == nil || !strings.Contains(err.Error(), "absent.json") {
 		t.Errorf("absent file: %v", err)
 	}
 }
@@ -252,7 +276,7 @@ func FuzzReadModel(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := ReadModel(path)
+		m, err := Read(path)
 		if err != nil {
 			if !strings.Contains(err.Error(), path) {
 				t.Fatalf("error does not name the file: %v", err)

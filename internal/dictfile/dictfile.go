@@ -1,4 +1,9 @@
-package tsc
+// Package dictfile reads and writes tdsc's dictionary files: a learned
+// dictionary of image patches (the atoms, the patch geometry, and the β, σ
+// on the [0, 255] scale and seed it was learned with) as JSON, so that a
+// dictionary can be reused and its learning reproduced. The format is
+// described below; Read checks everything it reads.
+package dictfile
 
 import (
 	"bytes"
@@ -10,6 +15,8 @@ import (
 	"strings"
 
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/tensor"
+	"tdsc/internal/tsc"
 )
 
 // Dictionary file format. A dictionary file is a UTF-8 JSON object:
@@ -77,7 +84,7 @@ type Model struct {
 	Iterations int
 	Objective  []float64
 	// Atoms is the M×R×K dictionary; every atom has ‖D(:,j,:)‖_F² ≤ 1.
-	Atoms *Tensor
+	Atoms *tensor.Tensor
 }
 
 // modelPatch is the JSON form of PatchShape.
@@ -152,7 +159,7 @@ func (m *Model) validate() error {
 			}
 			n2 += v * v
 		}
-		if n2 > 1+feasTol {
+		if n2 > 1+tsc.AtomNormSlack {
 			return fmt.Errorf("atom %d has squared norm %.17g > 1", j+1, n2)
 		}
 	}
@@ -219,7 +226,7 @@ func (m *Model) marshal() ([]byte, error) {
 // WriteFile writes m to path as a dictionary file. The file is written to a
 // temporary file in the same folder and renamed into place, so readers never
 // see a partial file. Unless force is set, an existing path is not
-// overwritten (an *atomicfile.ExistsError). Errors name the file; an inconsistent model (see ReadModel)
+// overwritten (an *atomicfile.ExistsError). Errors name the file; an inconsistent model (see Read)
 // is refused.
 func (m *Model) WriteFile(path string, force bool) error {
 	data, err := m.marshal()
@@ -240,13 +247,13 @@ func (m *Model) WriteFile(path string, force bool) error {
 	return nil
 }
 
-// ReadModel reads a dictionary file written by WriteFile. It checks the
+// Read reads a dictionary file written by WriteFile. It checks the
 // format name and version, that every required field is present, that the
 // sizes agree (r atoms of k bands of m = height·width numbers, k = depth),
 // that every number is finite, that every atom has squared norm ≤ 1 + 1e−9,
 // and that there is one objective value per iteration. Errors name the
 // file and say what is wrong.
-func ReadModel(path string) (*Model, error) {
+func Read(path string) (*Model, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("dictionary %s: %w", path, err)
@@ -341,7 +348,7 @@ func parseModel(data []byte) (*Model, error) {
 		Seed:        *f.Seed,
 		Iterations:  *f.Iterations,
 		Objective:   *f.Objective,
-		Atoms:       NewTensor(m, r, k),
+		Atoms:       tensor.NewTensor(m, r, k),
 	}
 	// atoms[j][t][i] = D(i,j,t) is the order of Tensor.Data.
 	pos := 0

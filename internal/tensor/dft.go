@@ -1,4 +1,4 @@
-package tsc
+package tensor
 
 import (
 	"fmt"
@@ -154,11 +154,11 @@ func splitComponent(c int) (l int, imag bool) {
 	return (c + 1) / 2, c%2 == 0
 }
 
-// splitOffset returns where frequency slice l starts in a split spectrum of
+// SplitOffset returns where frequency slice l starts in a split spectrum of
 // tubes of length k with rows tubes per component, and its width: rows for
 // the real slices (ℓ = 0, and ℓ = k/2 for even k), 2·rows (real parts, then
 // imaginary parts) for the others.
-func splitOffset(l, k, rows int) (off, width int) {
+func SplitOffset(l, k, rows int) (off, width int) {
 	if l == 0 {
 		return 0, rows
 	}
@@ -167,9 +167,6 @@ func splitOffset(l, k, rows int) (off, width int) {
 	}
 	return (2*l - 1) * rows, 2 * rows
 }
-
-// Len returns the tube length of the plan.
-func (p *DFT) Len() int { return p.k }
 
 // maxStackTube is the longest tube that Tube and InverseTube transform
 // through a stack buffer; longer tubes use the DFT matrices directly.
@@ -196,7 +193,7 @@ func (p *DFT) Tube(dst []complex128, x []float64) {
 		return
 	}
 	var s [maxStackTube]float64
-	p.forwardRows(s[:k], 1, x, 1, 1)
+	p.ForwardRows(s[:k], 1, x, 1, 1)
 	splitToComplex(dst, s[:k])
 }
 
@@ -262,7 +259,7 @@ func (p *DFT) InverseTube(dst []float64, src []complex128) {
 	}
 	var s [maxStackTube]float64
 	complexToSplit(s[:k], src)
-	p.inverseRows(dst, 1, s[:k], 1, 1)
+	p.InverseRows(dst, 1, s[:k], 1, 1)
 }
 
 // Forward sets dst to the DFT along mode 3 of src. It panics if the sizes
@@ -282,7 +279,7 @@ func (p *DFT) Forward(dst *FTensor, src *Tensor) {
 	for j := range n {
 		col := src.Lateral(j)
 		for i := range m {
-			p.forwardRows(s[:k], 1, col[i:], m, 1)
+			p.ForwardRows(s[:k], 1, col[i:], m, 1)
 			splitToComplex(spec, s[:k])
 			for l, z := range spec {
 				dst.Data[(l*m+i)*n+j] = z
@@ -356,7 +353,7 @@ func (p *DFT) Inverse(dst *Tensor, src *FTensor) {
 				spec[l] = src.Data[(l*m+i)*n+j]
 			}
 			complexToSplit(s[:k], spec)
-			p.inverseRows(col[i:], m, s[:k], 1, 1)
+			p.InverseRows(col[i:], m, s[:k], 1, 1)
 		}
 	}
 }
@@ -364,7 +361,7 @@ func (p *DFT) Inverse(dst *Tensor, src *FTensor) {
 // forwardRows transforms rows tubes at once into split spectra. Element t of
 // tube q is src[t*sstride+q]; component c (split order) of the spectrum of
 // tube q is written to dst[c*dstride+q]. dst and src must not overlap.
-func (p *DFT) forwardRows(dst []float64, dstride int, src []float64, sstride, rows int) {
+func (p *DFT) ForwardRows(dst []float64, dstride int, src []float64, sstride, rows int) {
 	switch p.k {
 	case 1:
 		copy(dst[:rows], src[:rows])
@@ -424,10 +421,10 @@ func (p *DFT) forwardRows(dst []float64, dstride int, src []float64, sstride, ro
 	}
 }
 
-// inverseRows transforms rows split spectra back into tubes (scaled by 1/k):
+// InverseRows transforms rows split spectra back into tubes (scaled by 1/k):
 // component c of spectrum q is src[c*sstride+q]; element t of tube q is
 // written to dst[t*dstride+q]. dst and src must not overlap.
-func (p *DFT) inverseRows(dst []float64, dstride int, src []float64, sstride, rows int) {
+func (p *DFT) InverseRows(dst []float64, dstride int, src []float64, sstride, rows int) {
 	switch p.k {
 	case 1:
 		copy(dst[:rows], src[:rows])

@@ -1,9 +1,9 @@
-package tsc
+package tensor
 
 import "math"
 
-// rfft is the fast real DFT of even length k = 2h used by DFT.forwardRows
-// and DFT.inverseRows: a tube x of length k is packed into the complex
+// rfft is the fast real DFT of even length k = 2h used by DFT.ForwardRows
+// and DFT.InverseRows: a tube x of length k is packed into the complex
 // sequence z_j = x_{2j} + i·x_{2j+1} of length h, whose complex DFT Z is
 // computed by a mixed-radix (4, 2, 3, 5) decimation-in-time FFT, and the
 // half spectrum of x follows from
@@ -124,7 +124,7 @@ func newRFFT(k int) *rfft {
 	return f
 }
 
-// forward is DFT.forwardRows for the plan's length.
+// forward is DFT.ForwardRows for the plan's length.
 func (f *rfft) forward(dst []float64, dstride int, src []float64, sstride, rows int) {
 	h := f.h
 	// Load z in digit-reversed order.
@@ -162,7 +162,7 @@ func (f *rfft) forward(dst []float64, dstride int, src []float64, sstride, rows 
 	}
 }
 
-// inverse is DFT.inverseRows for the plan's length.
+// inverse is DFT.InverseRows for the plan's length.
 func (f *rfft) inverse(dst []float64, dstride int, src []float64, sstride, rows int) {
 	h, k := f.h, f.k
 	// Tangle the half spectrum into Z/h, stored in digit-reversed order. The factor 1/k is the 1/2 of

@@ -1,4 +1,4 @@
-package tsc
+package tensor
 
 import "fmt"
 

@@ -1,6 +1,6 @@
-package tsc
+package tensor
 
-// gemmGo is the pure-Go gemmNT: c (n×wo) = a (n×wi) · bᵀ, every entry a dot
+// gemmGo is the pure-Go GemmNT: c (n×wo) = a (n×wi) · bᵀ, every entry a dot
 // product of a row of a with a row of b. Blocks of 2 rows of a by 4 rows of
 // b keep eight independent sums in registers, so each loaded value is used
 // two or four times; the summation order over p is the natural one whatever

@@ -1,8 +1,8 @@
-package tsc
+package tensor
 
 // The Fourier-domain products of the package are real matrix products
 // c = a·bᵀ on row-major blocks with explicit strides (complex slices enter as
-// their real embeddings, see embedTensor). They go through gemmNT, which
+// their real embeddings, see EmbedTensor). They go through GemmNT, which
 // the default build implements with the package's own register-blocked Go
 // kernel (blas_kernel.go) and the build tag openblas with OpenBLAS
 // (blas_openblas.go). At the sizes of this package (30×30 to 128×128 times
@@ -10,9 +10,9 @@ package tsc
 // goroutines of its own above 64×256, which would both allocate and compete
 // with the batch-level parallelism of EncodeAll.
 
-// gemmNT sets c[i*ldc+j] = Σ_p a[i*lda+p]·b[j*ldb+p] for i < n, j < wo,
+// GemmNT sets c[i*ldc+j] = Σ_p a[i*lda+p]·b[j*ldb+p] for i < n, j < wo,
 // p < wi: c (n×wo) = a (n×wi) · bᵀ (b is wo×wi). c must not overlap a or b.
-func gemmNT(n, wo, wi int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func GemmNT(n, wo, wi int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	if n == 0 || wo == 0 {
 		return
 	}

@@ -1,6 +1,6 @@
 //go:build !openblas
 
-package tsc
+package tensor
 
 // BLASName names the implementation of the matrix products: the package's
 // own pure-Go kernels in the default build, OpenBLAS under the build tag
@@ -12,12 +12,12 @@ func gemmImpl(n, wo, wi int, a []float64, lda int, b []float64, ldb int, c []flo
 	gemmGo(n, wo, wi, a, lda, b, ldb, c, ldc)
 }
 
-// gemmCost and dftCost are the costs of a multiply-add of gemmNT and of
+// GemmCost and DFTCost are the costs of a multiply-add of GemmNT and of
 // transforming one tube entry (forward or inverse), relative to a
 // multiply-add of the sparse time-domain accumulation; they set the choice
 // between the dense and the sparse gradient step (measured with
 // BenchmarkEncodePaper).
 const (
-	gemmCost = 1.0
-	dftCost  = 1.0
+	GemmCost = 1.0
+	DFTCost  = 1.0
 )

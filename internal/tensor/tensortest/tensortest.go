@@ -1,0 +1,69 @@
+// Package tensortest holds the brute-force forms of the t-product algebra
+// that tests check the Fourier-domain code against (docs/model.md §1): the
+// block-circulant matrix, unfolding and folding, and random tensors. It is
+// written from the definitions and shares no code with package tensor
+// beyond the Tensor type.
+package tensortest
+
+import (
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/tensor"
+)
+
+// Rand returns an m×n×k tensor of standard normal entries from rng.
+func Rand(rng *rand.Rand, m, n, k int) *tensor.Tensor {
+	x := tensor.NewTensor(m, n, k)
+	for i := range x.Data {
+		x.Data[i] = rng.NormFloat64()
+	}
+	return x
+}
+
+// Circ returns the mk×rk block-circulant matrix of d (m×r×k) of the
+// paper's Lemma 1: block (i, j) is the frontal slice d^((i−j) mod k), so
+// that unfold(d * b) = Circ(d)·Unfold(b).
+func Circ(d *tensor.Tensor) *mat.Dense {
+	m, r, k := d.M, d.N, d.K
+	c := mat.NewDense(m*k, r*k, nil)
+	for bi := range k {
+		for bj := range k {
+			t := ((bi-bj)%k + k) % k
+			for i := range m {
+				for j := range r {
+					c.Set(bi*m+i, bj*r+j, d.At(i, j, t))
+				}
+			}
+		}
+	}
+	return c
+}
+
+// Unfold returns unfold(x): the frontal slices of x (m×n×k) stacked
+// vertically, an mk×n matrix.
+func Unfold(x *tensor.Tensor) *mat.Dense {
+	u := mat.NewDense(x.M*x.K, x.N, nil)
+	for t := range x.K {
+		for i := range x.M {
+			for j := range x.N {
+				u.Set(t*x.M+i, j, x.At(i, j, t))
+			}
+		}
+	}
+	return u
+}
+
+// Fold is the inverse of Unfold: the mk×n matrix u as an m×n×k tensor.
+func Fold(u *mat.Dense, m, n, k int) *tensor.Tensor {
+	x := tensor.NewTensor(m, n, k)
+	for t := range k {
+		for i := range m {
+			for j := range n {
+				x.Set(i, j, t, u.At(t*m+i, j))
+			}
+		}
+	}
+	return x
+}
