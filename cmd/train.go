@@ -45,25 +45,21 @@ slices side by side, contrast-normalised per atom).`,
 			if err != nil {
 				return flagError(err)
 			}
-			sigma, err := trainSigma(noisy, sf.sigma, o, log)
+			sigma, err := denoise.ResolveTrainSigma(noisy, sf.sigma, o.Beta, log)
 			if err != nil {
 				return flagError(err)
 			}
-			o = o.Resolve(sigma)
-			if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
-				return flagError(err)
-			}
-			log.Start("training", "iterations", int64(o.TrainIters))
+			log.Start("training", "iterations", int64(o.Resolve(sigma).TrainIters))
 			o.TrainProgress = func(iter, _ int, obj float64) {
 				log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
 			}
-			res, err := twodsc.Train(cmd.Context(), noisy, o)
+			model, err := twodsc.TrainModel(cmd.Context(), noisy, o, sigma, "tdsc "+version)
 			log.Finish()
 			if err != nil {
-				return err
+				return flagError(err)
 			}
-			log.Logf("learned %d atoms in %d iterations, objective %.6g", o.Atoms, len(res.Objective), res.Objective[len(res.Objective)-1])
-			model := twodsc.NewModel(res, o, sigma, "tdsc "+version)
+			obj := model.Objective
+			log.Logf("learned %d atoms in %d iterations, objective %.6g", model.Atoms.N, len(obj), obj[len(obj)-1])
 			if atomsImage != "" {
 				if err := render.WritePNG(atomsImage, render.CubeAtoms(model), force); err != nil {
 					return err
@@ -87,16 +83,6 @@ slices side by side, contrast-normalised per atom).`,
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	sf.register(f, true)
 	return c
-}
-
-// trainSigma is the noise level of train: --sigma, else the estimate, which
-// a given --beta makes optional (σ then sets only the default step).
-func trainSigma(noisy *msi.Cube, sigma float64, o twodsc.Options, log *reporter) (float64, error) {
-	s, err := denoise.ResolveSigma(noisy, sigma, nil, log)
-	if err != nil && sigma == 0 && o.Beta != 0 {
-		return 0, nil
-	}
-	return s, err
 }
 
 // refuseExisting returns an error naming the first of paths (files, not

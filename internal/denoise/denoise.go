@@ -98,6 +98,18 @@ func ResolveSigma(noisy *msi.Cube, sigma float64, m Method, r report.Reporter) (
 	return s, nil
 }
 
+// ResolveTrainSigma returns the noise level to learn a 2DSC dictionary
+// with: as ResolveSigma (without a method), except that when no level can
+// be had and beta is given it returns 0, since β is all that learning needs
+// (σ then sets only the default step).
+func ResolveTrainSigma(noisy *msi.Cube, sigma, beta float64, r report.Reporter) (float64, error) {
+	s, err := ResolveSigma(noisy, sigma, nil, r)
+	if err != nil && sigma == 0 && beta != 0 {
+		return 0, nil
+	}
+	return s, err
+}
+
 // formatSettings turns name/value pairs into Settings.
 func formatSettings(pairs ...any) []Setting {
 	out := make([]Setting, 0, len(pairs)/2)

@@ -68,6 +68,24 @@ func NewModel(res *tsc.LearnResult, o Options, sigma float64, createdBy string) 
 	}
 }
 
+// TrainModel learns a dictionary from the cube c as the train command
+// does: o with its zero fields resolved for the noise level sigma
+// (Resolve), checked against the cube (Validate), Train, and the result
+// wrapped with its settings (NewModel). A sigma of 0 (unknown) is allowed
+// when o.Beta is given: σ then sets only the default step and is not
+// recorded. createdBy names the program in the model.
+func TrainModel(ctx context.Context, c *msi.Cube, o Options, sigma float64, createdBy string) (*dictfile.Model, error) {
+	o = o.Resolve(sigma)
+	if err := o.Validate(c.Height, c.Width, c.Bands); err != nil {
+		return nil, err
+	}
+	res, err := Train(ctx, c, o)
+	if err != nil {
+		return nil, err
+	}
+	return NewModel(res, o, sigma, createdBy), nil
+}
+
 // Learned returns the model that the last Denoise learned, or nil if it
 // used Model.
 func (d *Denoiser) Learned() *dictfile.Model { return d.learned }
