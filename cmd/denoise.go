@@ -162,7 +162,7 @@ the input and the result on stdout.`,
 	f.IntVar(&nl.Wiener, "wiener", 0, "nonlocal: collaborative Wiener passes, -1 for none (default 2)")
 	f.IntVar(&nl.Rounds, "rounds", 0, "nonlocal: low-rank rounds (default 2)")
 	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: from the data, at least 10 for σ ≤ 15, else 6)")
-	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 128)")
+	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
 	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
 	return c
 }

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: noise a full CAVE scene (512×512×31; balloons by
-# default) at σ = 30 with seed 1, denoise it with the default settings, and
-# print the wall time, the patches coded per second, the peak resident
-# memory (GNU time) and the PSNR before and after.
+# default) at σ = 30 with seed 1, denoise the same noisy cube with each
+# method in turn (the default, nonlocal, and the paper's 2dsc beside it),
+# and print for each the wall time and the peak resident memory (GNU time),
+# the patches its 2DSC coding handled per second, and the PSNR/SSIM before
+# and after. Side by side in one run, so that their ratio means something on
+# a shared machine.
 #
 #   scripts/bench.sh [SCENE [DENOISE FLAGS...]]
 #
 # SCENE defaults to $TDSC_DATA/cave/balloons_ms (TDSC_DATA defaults to
-# ../shared/data beside the clone); flags after it go to `tdsc denoise`, e.g.
-# `scripts/bench.sh "" --stride 1`. The binary is $TDSC (default bin/tdsc,
+# ../shared/data beside the clone); flags after it go to every `tdsc
+# denoise`, e.g. `scripts/bench.sh "" --threads 1`. $METHODS lists the
+# methods (default "nonlocal 2dsc"). The binary is $TDSC (default bin/tdsc,
 # built by `make build`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +20,7 @@ tdsc=${TDSC:-bin/tdsc}
 scene=${1:-}
 scene=${scene:-${TDSC_DATA:-../shared/data}/cave/balloons_ms}
 shift || true
+read -ra methods <<<"${METHODS:-nonlocal 2dsc}"
 
 if [ ! -x "$tdsc" ]; then
 	echo "bench.sh: no tdsc binary at $tdsc (run make build, or set TDSC)" >&2
@@ -28,24 +33,33 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+field() { awk -v k="\"$1\":" '$0 ~ "^      " k { v = $2; sub(/,$/, "", v); print v; exit }' "$2"; }
 
 "$tdsc" noise --input "$scene" --sigma 30 --seed 1 --out "$work/noisy30.hdr" --quiet
-# stderr is a file here, so tdsc logs plain lines (no progress bar).
-/usr/bin/time -v -o "$work/time.txt" \
-	"$tdsc" denoise --input "$work/noisy30.hdr" --sigma 30 --out "$work/denoised30.hdr" "$@" 2>"$work/log.txt" ||
-	{ cat "$work/log.txt" >&2; exit 1; }
+"$tdsc" eval --ref "$scene" "$work/noisy30.hdr" --json >"$work/noisy.json"
 
-patches=$(sed -n 's|^coding patches: \([0-9]*\)/\1$|\1|p' "$work/log.txt" | tail -n 1)
-coding=$(sed -n 's|^coded the patches in \([0-9.]*\) s$|\1|p' "$work/log.txt")
-wall=$(sed -n 's|^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): ||p' "$work/time.txt")
-rss=$(sed -n 's|^[[:space:]]*Maximum resident set size (kbytes): ||p' "$work/time.txt")
-
-echo "scene:       $scene"
-echo "build:       $("$tdsc" --version)"
-echo "settings:    σ = 30, seed 1, defaults${*:+, $*}"
-echo "wall time:   $wall (m:ss, noisy cube read to denoised cube written)"
-awk -v n="$patches" -v s="$coding" 'BEGIN { printf "patches:     %d coded in %.1f s = %.0f patches/s\n", n, s, n / s }'
-awk -v k="$rss" 'BEGIN { printf "peak RSS:    %.0f MiB\n", k / 1024 }'
-scene=$(realpath "$scene")
-tdsc=$(realpath "$tdsc")
-cd "$work" && "$tdsc" eval --ref "$scene" noisy30.hdr denoised30.hdr
+echo "scene:    $scene"
+echo "build:    $("$tdsc" --version)"
+echo "settings: σ = 30, seed 1, defaults${*:+, $*}"
+echo "noisy:    $(printf '%.2f dB / %.4f' "$(field psnr "$work/noisy.json")" "$(field ssim "$work/noisy.json")")"
+echo
+echo "| method | wall s | peak RSS MiB | 2DSC patches/s | PSNR dB / SSIM |"
+echo "|---|---|---|---|---|"
+for m in "${methods[@]}"; do
+	# stderr is a file here, so tdsc logs plain lines (no progress bar).
+	/usr/bin/time -v -o "$work/time.txt" \
+		"$tdsc" denoise --method "$m" --input "$work/noisy30.hdr" --sigma 30 --out "$work/out.hdr" --force "$@" 2>"$work/log.txt" ||
+		{ cat "$work/log.txt" >&2; exit 1; }
+	patches=$(sed -n 's|^coding patches: \([0-9]*\)/\1$|\1|p' "$work/log.txt" | tail -n 1)
+	coding=$(sed -n 's|^coded the patches in \([0-9.]*\) s$|\1|p' "$work/log.txt" | tail -n 1)
+	wall=$(sed -n 's|^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): ||p' "$work/time.txt")
+	rss=$(sed -n 's|^[[:space:]]*Maximum resident set size (kbytes): ||p' "$work/time.txt")
+	"$tdsc" eval --ref "$scene" "$work/out.hdr" --json >"$work/e.json"
+	awk -v m="$m" -v w="$wall" -v k="$rss" -v n="$patches" -v s="$coding" \
+		-v p="$(field psnr "$work/e.json")" -v q="$(field ssim "$work/e.json")" 'BEGIN {
+		c = split(w, t, ":"); secs = 0
+		for (i = 1; i <= c; i++) secs = secs * 60 + t[i]
+		printf "| %s | %.1f | %.0f | %.0f | %.2f / %.4f |\n", m, secs, k / 1024, n / s, p, q
+	}'
+	grep -E '^(Wiener pass [0-9]+ in|low-rank round [0-9]+ in|spectral subspace|coded the patches)' "$work/log.txt" | sed "s|^|    $m: |" >&2 || true
+done

@@ -14,13 +14,21 @@ import "C"
 
 import (
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 )
 
-// The encoder parallelises over batches of patches itself (EncodeAll), so
-// OpenBLAS must not start threads of its own: its thread count is a
-// process-wide library setting, fixed to one when the package is loaded.
-func init() { C.openblas_set_num_threads(1) }
+// The encoder and the nonlocal stages parallelise over batches and groups
+// themselves, so OpenBLAS must not start threads of its own: its thread
+// count is a process-wide library setting, fixed to one when the package is
+// loaded. gonum's blas64 (and through it gonum's LAPACK, as the low-rank
+// stage's group factorisations use them) is pointed at OpenBLAS too, a
+// process-wide setting of the same kind: in this build every dense product
+// goes through one library.
+func init() {
+	C.openblas_set_num_threads(1)
+	blas64.Use(netlib.Implementation{})
+}
 
 // BLASName names the implementation of the matrix products: the package's
 // own pure-Go kernels in the default build, OpenBLAS under the build tag
