@@ -53,6 +53,19 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
+// usageError is a command-line mistake, followed in its message by where
+// the right usage is listed.
+type usageError struct {
+	err     error
+	command string
+}
+
+func (e *usageError) Error() string {
+	return fmt.Sprintf("%v\nRun '%s --help' for usage.", e.err, e.command)
+}
+
+func (e *usageError) Unwrap() error { return e.err }
+
 // versionString names the release, the Go toolchain and the BLAS in use.
 func versionString() string {
 	v := version
@@ -81,7 +94,7 @@ stages on groups of similar patches; --method 2dsc is the paper's method alone.`
 	// A mistyped flag says where the right ones are listed, as a mistyped
 	// command already does.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())
+		return &usageError{err: err, command: c.CommandPath()}
 	})
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { warnDeprecated(cmd) }
