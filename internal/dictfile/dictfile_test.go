@@ -15,18 +15,6 @@ import (
 	"tdsc/internal/tensor/tensortest"
 )
 
-// unitAtoms returns r random atoms of m×1×k with unit norm.
-func unitAtoms(rng *rand.Rand, m, r, k int) *tensor.Tensor {
-	d := tensortest.Rand(rng, m, r, k)
-	for j := range r {
-		s := 1 / math.Sqrt(atomNorm2(d, j))
-		for i := range d.Lateral(j) {
-			d.Lateral(j)[i] *= s
-		}
-	}
-	return d
-}
-
 // atomNorm2 returns ‖d(:,j,:)‖².
 func atomNorm2(d *tensor.Tensor, j int) float64 {
 	var s float64
@@ -39,7 +27,7 @@ func atomNorm2(d *tensor.Tensor, j int) float64 {
 // modelTestModel returns a random valid model with awkward float64 values
 // (subnormals, values needing 17 digits) among its atoms.
 func modelTestModel(rng *rand.Rand, h, w, depth, r int) *Model {
-	a := unitAtoms(rng, h*w, r, depth)
+	a := tensortest.UnitAtoms(rng, h*w, r, depth)
 	awkward := []float64{5e-324, -0.1 * (1 + 0x1p-52), 0}
 	copy(a.Data, awkward[:min(len(awkward), len(a.Data)-1)])
 	for j := range r {

@@ -17,15 +17,6 @@ import (
 // (circular convolution, block-circulant matrix) and share no code with the
 // Fourier-domain implementation they check.
 
-// dictGaussTensor returns an m×n×k tensor of N(0, 1) entries.
-func dictGaussTensor(rng *rand.Rand, m, n, k int) *tensor.Tensor {
-	x := tensor.NewTensor(m, n, k)
-	for i := range x.Data {
-		x.Data[i] = rng.NormFloat64()
-	}
-	return x
-}
-
 // dictSparseCoefficients returns r×n×k coefficients in which each tube is
 // zero with probability pZero and N(0, 1) otherwise.
 func dictSparseCoefficients(rng *rand.Rand, r, n, k int, pZero float64) *tensor.Tensor {
@@ -163,7 +154,7 @@ func dictProjectedGradient(t *testing.T, x, b *tensor.Tensor, r int) (*tensor.Te
 // between 0.3 and 3, so that some norm constraints are active at the
 // optimum and some are not.
 func dictProblem(rng *rand.Rand, m, r, k, n int, pZero float64) (x, b *tensor.Tensor) {
-	d0 := dictGaussTensor(rng, m, r, k)
+	d0 := tensortest.Rand(rng, m, r, k)
 	for j := range r {
 		s := (0.3 + 2.7*rng.Float64()) / math.Sqrt(dictAtomNorm2(d0, j))
 		for i := range d0.Lateral(j) {
@@ -182,18 +173,6 @@ func dictProblem(rng *rand.Rand, m, r, k, n int, pZero float64) (x, b *tensor.Te
 	return x, b
 }
 
-// dictUnitAtoms returns a random dictionary with unit-norm atoms.
-func dictUnitAtoms(rng *rand.Rand, m, r, k int) *tensor.Tensor {
-	d := dictGaussTensor(rng, m, r, k)
-	for j := range r {
-		s := 1 / math.Sqrt(dictAtomNorm2(d, j))
-		for i := range d.Lateral(j) {
-			d.Lateral(j)[i] *= s
-		}
-	}
-	return d
-}
-
 func TestDictUpdateMatchesProjectedGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, k := range []int{1, 2, 4, 5, 6} {
@@ -202,7 +181,7 @@ func TestDictUpdateMatchesProjectedGradient(t *testing.T) {
 			r := 2 + rng.IntN(3)
 			n := 3*r + rng.IntN(20)
 			x, b := dictProblem(rng, m, r, k, n, 0.3)
-			d := dictUnitAtoms(rng, m, r, k)
+			d := tensortest.UnitAtoms(rng, m, r, k)
 			u := NewDictUpdater(m, r, k, 1)
 			info, err := u.Update(d, x, b)
 			if err != nil {
@@ -376,7 +355,7 @@ func TestDictUpdateDeadAtoms(t *testing.T) {
 				}
 			}
 		}
-		d := dictUnitAtoms(rng, m, r, k)
+		d := tensortest.UnitAtoms(rng, m, r, k)
 		u := NewDictUpdater(m, r, k, 2)
 		info, err := u.Update(d, x, b)
 		if err != nil {
@@ -432,9 +411,9 @@ func TestDictUpdateDeadAtoms(t *testing.T) {
 func TestDictUpdateAllCoefficientsZero(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	m, r, k, n := 4, 3, 5, 20
-	x := dictGaussTensor(rng, m, n, k)
+	x := tensortest.Rand(rng, m, n, k)
 	b := tensor.NewTensor(r, n, k)
-	d := dictUnitAtoms(rng, m, r, k)
+	d := tensortest.UnitAtoms(rng, m, r, k)
 	u := NewDictUpdater(m, r, k, 1)
 	info, err := u.Update(d, x, b)
 	if err != nil {
@@ -480,9 +459,9 @@ func TestDictUpdateNeverIncreasesObjective(t *testing.T) {
 		k := 1 + rng.IntN(6)
 		m, r := 2+rng.IntN(5), 1+rng.IntN(6)
 		n := 1 + rng.IntN(30)
-		x := dictGaussTensor(rng, m, n, k)
+		x := tensortest.Rand(rng, m, n, k)
 		b := dictSparseCoefficients(rng, r, n, k, 0.6)
-		d := dictUnitAtoms(rng, m, r, k)
+		d := tensortest.UnitAtoms(rng, m, r, k)
 		before := dictNaiveData(d, b, x)
 		u := NewDictUpdater(m, r, k, 1)
 		info, err := u.Update(d, x, b)
@@ -509,7 +488,7 @@ func TestDictUpdateThreadCountInvariant(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	m, r, k, n := 9, 6, 5, 5000 // several chunks
 	x, b := dictProblem(rng, m, r, k, n, 0.7)
-	d0 := dictUnitAtoms(rng, m, r, k)
+	d0 := tensortest.UnitAtoms(rng, m, r, k)
 	var first []float64
 	for _, threads := range []int{1, 2, 3} {
 		d := &tensor.Tensor{M: m, N: r, K: k, Data: slices.Clone(d0.Data)}
@@ -535,7 +514,7 @@ func TestDictUpdateRejectsNonFinite(t *testing.T) {
 			} else {
 				b.Data[5] = bad
 			}
-			d := dictUnitAtoms(rng, m, r, k)
+			d := tensortest.UnitAtoms(rng, m, r, k)
 			d0 := slices.Clone(d.Data)
 			if _, err := NewDictUpdater(m, r, k, 1).Update(d, x, b); err == nil {
 				t.Errorf("%g in %s accepted", bad, where)
@@ -553,7 +532,7 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	for _, k := range []int{1, 4, 5} {
 		m, r, n := 7, 5, 2500
-		x := dictGaussTensor(rng, m, n, k)
+		x := tensortest.Rand(rng, m, n, k)
 		b := dictSparseCoefficients(rng, r, n, k, 0.8)
 		u := NewDictUpdater(m, r, k, 2)
 		u.accumulate(&u.stats, x, b)

@@ -166,10 +166,9 @@ func TestGradientFiniteDifferences(t *testing.T) {
 	}
 }
 
-// encVectorISTA minimises Σ_j ½‖x_j − A b_j‖² + β‖b_j‖₁ (A = circ(D),
-// x_j = unfold(X)(:, j)) with plain ISTA on the dense vectorised problem,
-// run until the iterates stop moving, and returns the objective.
-func encVectorISTA(t *testing.T, d, x *tensor.Tensor, beta float64) float64 {
+// encDenseLipschitz returns A = circ(D) and the Lipschitz constant
+// λ_max(AᵀA) of the vectorised problem, from gonum's eigensolver.
+func encDenseLipschitz(t *testing.T, d *tensor.Tensor) (*mat.Dense, float64) {
 	a := tensortest.Circ(d)
 	var ata mat.SymDense
 	ata.SymOuterK(1, a.T())
@@ -178,7 +177,15 @@ func encVectorISTA(t *testing.T, d, x *tensor.Tensor, beta float64) float64 {
 		t.Fatal("eigen decomposition failed")
 	}
 	vals := eig.Values(nil)
-	step := 1 / vals[len(vals)-1]
+	return a, vals[len(vals)-1]
+}
+
+// encVectorISTA minimises Σ_j ½‖x_j − A b_j‖² + β‖b_j‖₁ (A = circ(D),
+// x_j = unfold(X)(:, j)) with plain ISTA on the dense vectorised problem,
+// run until the iterates stop moving, and returns the objective.
+func encVectorISTA(t *testing.T, d, x *tensor.Tensor, beta float64) float64 {
+	a, lip := encDenseLipschitz(t, d)
+	step := 1 / lip
 	rows, cols := a.Dims()
 	xu := tensortest.Unfold(x)
 	var obj float64
@@ -668,15 +675,7 @@ func testAccumulate(t *testing.T, rows int) {
 // circ(D) and L = λ_max(AᵀA) from gonum's eigensolver, and returns the codes
 // as a R×N×K tensor.
 func encVectorFISTA(t *testing.T, d, x *tensor.Tensor, beta float64, iters int) *tensor.Tensor {
-	a := tensortest.Circ(d)
-	var ata mat.SymDense
-	ata.SymOuterK(1, a.T())
-	var eig mat.EigenSym
-	if !eig.Factorize(&ata, false) {
-		t.Fatal("eigen decomposition failed")
-	}
-	vals := eig.Values(nil)
-	lip := vals[len(vals)-1]
+	a, lip := encDenseLipschitz(t, d)
 	rows, cols := a.Dims()
 	xu := tensortest.Unfold(x)
 	codes := mat.NewDense(cols, x.N, nil)

@@ -6,6 +6,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/tensor"
+	"tdsc/internal/tensor/tensortest"
 	"tdsc/internal/testenv"
 )
 
@@ -92,7 +93,7 @@ func BenchmarkLearn(b *testing.B) {
 func BenchmarkDictUpdate(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m, r, k, n := 25, 30, 5, 20000
-	d := dictUnitAtoms(rng, m, r, k)
+	d := tensortest.UnitAtoms(rng, m, r, k)
 	codes := tensor.NewTensor(r, n, k)
 	for j := range n {
 		for range 4 {

@@ -12,12 +12,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/tensor"
+	"tdsc/internal/tensor/tensortest"
 )
 
 // learnPatches returns n patches of m×1×k made of a few random unit atoms
 // with sparse random weights plus noise, mean-removed like image patches.
 func learnPatches(rng *rand.Rand, m, n, k, atoms int) *tensor.Tensor {
-	d := dictUnitAtoms(rng, m, atoms, k)
+	d := tensortest.UnitAtoms(rng, m, atoms, k)
 	b := dictSparseCoefficients(rng, atoms, n, k, 0.7)
 	x := dictNaiveProduct(d, b)
 	for j := range n {
@@ -325,7 +326,7 @@ func TestLearnTolStopsEarly(t *testing.T) {
 func TestInitDictionary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	m, n, k, r := 3, 40, 4, 10
-	x := dictGaussTensor(rng, m, n, k)
+	x := tensortest.Rand(rng, m, n, k)
 	// Zero patches are never drawn.
 	for j := 0; j < n; j += 2 {
 		clear(x.Lateral(j))
@@ -377,7 +378,7 @@ func TestInitDictionary(t *testing.T) {
 
 func TestLearnRejectsBadInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
-	x := dictGaussTensor(rng, 4, 10, 2)
+	x := tensortest.Rand(rng, 4, 10, 2)
 	good := LearnOptions{Atoms: 3, Beta: 1, Iters: 2, InnerIters: 2}
 	cases := []struct {
 		name string
@@ -400,7 +401,7 @@ func TestLearnRejectsBadInput(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
-	bad := dictGaussTensor(rng, 4, 10, 2)
+	bad := tensortest.Rand(rng, 4, 10, 2)
 	bad.Data[3] = math.NaN()
 	if _, err := Learn(bad, good); err == nil || !strings.Contains(err.Error(), "NaN") {
 		t.Errorf("NaN patch: %v", err)
@@ -533,7 +534,7 @@ func TestLearnContextStopsWhenCancelled(t *testing.T) {
 func TestEncodeAllStartsNoBatchOnceStopped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	m, r, k, n := 9, 6, 5, 700
-	enc, err := NewEncoder(dictUnitAtoms(rng, m, r, k), EncodeOptions{Beta: 0.1, MaxIter: 20})
+	enc, err := NewEncoder(tensortest.UnitAtoms(rng, m, r, k), EncodeOptions{Beta: 0.1, MaxIter: 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@
 package tensortest
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
@@ -20,6 +21,24 @@ func Rand(rng *rand.Rand, m, n, k int) *tensor.Tensor {
 		x.Data[i] = rng.NormFloat64()
 	}
 	return x
+}
+
+// UnitAtoms returns Rand(rng, m, r, k) with every lateral slice (atom)
+// scaled to unit Frobenius norm.
+func UnitAtoms(rng *rand.Rand, m, r, k int) *tensor.Tensor {
+	d := Rand(rng, m, r, k)
+	for j := range r {
+		a := d.Lateral(j)
+		var n2 float64
+		for _, v := range a {
+			n2 += v * v
+		}
+		s := 1 / math.Sqrt(n2)
+		for i := range a {
+			a[i] *= s
+		}
+	}
+	return d
 }
 
 // Circ returns the mk×rk block-circulant matrix of d (m×r×k) of the
