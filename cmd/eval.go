@@ -11,14 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/gate"
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 )
 
 func newEvalCmd() *cobra.Command {
 	var (
-		ref                  string
+		ref, baseline        string
 		perBand, asCSV, asJS bool
+		crit                 gate.Criteria
 	)
 	c := &cobra.Command{
 		Use:   "eval --ref CLEAN INPUT...",
@@ -26,12 +28,39 @@ func newEvalCmd() *cobra.Command {
 		Long: `eval prints one row per input with the mean PSNR (dB, peak 255), SSIM (Wang et al.
 2004, 11×11 Gaussian window σ 1.5), SAM (mean spectral angle, degrees) and ERGAS
 (Wald: 100·sqrt(mean_b MSE_b / mean(ref_b)²)) against the reference, as an aligned
-table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON).`,
-		Example: "  tdsc eval --ref balloons_ms noisy30.hdr denoised30\n  tdsc eval --ref balloons_ms denoised30 --json",
-		Args:    cobra.MinimumNArgs(1),
+table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON).
+
+As a regression gate (CI): --min-psnr and --min-ssim are floors for every input's
+mean PSNR and SSIM, and --baseline names the JSON of an earlier eval --json run
+whose PSNR no input may fall below by more than --max-drop dB (default 0). The
+results are printed as usual; then, if any input falls short, the failing inputs
+and why are written on stderr and eval exits with status 3 (errors exit with 1).`,
+		Example: "  tdsc eval --ref balloons_ms noisy30.hdr denoised30\n  tdsc eval --ref balloons_ms denoised30 --json\n" +
+			"  tdsc eval --ref balloons_ms denoised30 --min-psnr 44 --baseline last.json --max-drop 0.05",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
 			if ref == "" {
 				return fmt.Errorf("--ref is required")
+			}
+			flags := cmd.Flags()
+			if !flags.Changed("min-psnr") {
+				crit.MinPSNR = gate.NoFloor
+			}
+			if !flags.Changed("min-ssim") {
+				crit.MinSSIM = gate.NoFloor
+			}
+			if flags.Changed("max-drop") && baseline == "" {
+				return fmt.Errorf("--max-drop needs --baseline")
+			}
+			if err := crit.Validate(); err != nil {
+				return err
+			}
+			if baseline != "" {
+				b, err := gate.ReadBaseline(baseline)
+				if err != nil {
+					return err
+				}
+				crit.Baseline = b
 			}
 			clean, err := msi.Open(ref)
 			if err != nil {
@@ -49,15 +78,29 @@ table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON
 				}
 				rows[i] = evalRow{input: in, rep: rep, wavelengths: x.Wavelengths}
 			}
+			var failures []string
+			for _, r := range rows {
+				why, err := crit.Check(r.input, gate.Scores{PSNR: r.rep.PSNR, SSIM: r.rep.SSIM})
+				if err != nil {
+					return fmt.Errorf("--baseline %s: %w", baseline, err)
+				}
+				for _, w := range why {
+					failures = append(failures, r.input+": "+w)
+				}
+			}
 			w := cmd.OutOrStdout()
 			switch {
 			case asJS:
-				return writeEvalJSON(w, ref, rows)
+				err = writeEvalJSON(w, ref, rows)
 			case asCSV:
-				return writeEvalCSV(w, rows, perBand)
+				err = writeEvalCSV(w, rows, perBand)
 			default:
-				return writeEvalTable(w, rows, perBand)
+				err = writeEvalTable(w, rows, perBand)
 			}
+			if err == nil && len(failures) > 0 {
+				err = &gateFailure{failures: failures}
+			}
+			return err
 		},
 	}
 	f := c.Flags()
@@ -65,8 +108,23 @@ table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON
 	f.BoolVar(&perBand, "per-band", false, "add a PSNR/SSIM row for every band (table and CSV)")
 	f.BoolVar(&asCSV, "csv", false, "print CSV")
 	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")
+	f.Float64Var(&crit.MinPSNR, "min-psnr", 0, "gate: fail (exit 3) if an input's mean PSNR is below this many dB")
+	f.Float64Var(&crit.MinSSIM, "min-ssim", 0, "gate: fail (exit 3) if an input's mean SSIM is below this")
+	f.StringVar(&baseline, "baseline", "", "gate: JSON of an earlier eval --json to compare each input's PSNR with")
+	f.Float64Var(&crit.MaxDrop, "max-drop", 0, "gate: largest PSNR drop in dB below --baseline that still passes")
 	c.MarkFlagsMutuallyExclusive("csv", "json")
 	return c
+}
+
+// gateFailure is the outcome of an eval whose inputs fall short of the
+// gate: the failing inputs and why, one line each. It exits with status 3,
+// apart from errors (1), so that CI can tell a regression from a broken run.
+type gateFailure struct {
+	failures []string
+}
+
+func (e *gateFailure) Error() string {
+	return "gate failed:\n  " + strings.Join(e.failures, "\n  ")
 }
 
 type evalRow struct {

@@ -23,7 +23,7 @@ import (
 var version = "0.1.0"
 
 // Main runs tdsc with os.Args and returns the process exit code: 0 on
-// success, 1 on any error, 130 when interrupted.
+// success, 1 on any error, 3 when eval's gate fails, 130 when interrupted.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -39,6 +39,7 @@ func Main() int {
 // cannot know.
 func exitCode(err error, stderr io.Writer) int {
 	var exists *atomicfile.ExistsError
+	var gateFailed *gateFailure
 	switch {
 	case err == nil:
 		return 0
@@ -48,6 +49,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &exists):
 		fmt.Fprintf(stderr, "tdsc: %v (use --force to overwrite)\n", err)
 		return 1
+	case errors.As(err, &gateFailed):
+		fmt.Fprintf(stderr, "tdsc: %v\n", err)
+		return 3
 	}
 	fmt.Fprintf(stderr, "tdsc: %v\n", err)
 	return 1

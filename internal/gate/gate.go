@@ -1,0 +1,135 @@
+// Package gate decides whether evaluation results pass a regression gate,
+// as a CI job asks of `tdsc eval`: floors on the mean PSNR and SSIM, and a
+// largest PSNR drop against a baseline (the JSON of an earlier `tdsc eval
+// --json` run).
+//
+// Scores compare as they are: a floor is met when the score is at least the
+// floor, a drop is allowed when the PSNR is at least the baseline's minus
+// MaxDrop. An exact input has PSNR +Inf (null in the JSON), which meets
+// every floor and every baseline.
+package gate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+)
+
+// Scores are the mean scores of one input.
+type Scores struct {
+	PSNR, SSIM float64
+}
+
+// Criteria are what an input must meet. The zero value asks nothing: use
+// NoFloor for an unset floor.
+type Criteria struct {
+	// MinPSNR (dB) and MinSSIM are floors; NoFloor sets none.
+	MinPSNR, MinSSIM float64
+	// Baseline holds earlier scores by input name (ReadBaseline); nil
+	// compares with none.
+	Baseline map[string]Scores
+	// MaxDrop is the largest PSNR drop in dB below the baseline that still
+	// passes (≥ 0).
+	MaxDrop float64
+}
+
+// NoFloor is the value of a floor that is not set.
+var NoFloor = math.Inf(-1)
+
+// Validate checks c: floors that are numbers (or NoFloor), and a finite
+// MaxDrop ≥ 0.
+func (c *Criteria) Validate() error {
+	switch {
+	case math.IsNaN(c.MinPSNR) || math.IsInf(c.MinPSNR, 1):
+		return fmt.Errorf("the PSNR floor must be a number, got %v", c.MinPSNR)
+	case math.IsNaN(c.MinSSIM) || math.IsInf(c.MinSSIM, 1):
+		return fmt.Errorf("the SSIM floor must be a number, got %v", c.MinSSIM)
+	case !(c.MaxDrop >= 0) || math.IsInf(c.MaxDrop, 1):
+		return fmt.Errorf("the largest drop must be a finite number ≥ 0, got %v", c.MaxDrop)
+	}
+	return nil
+}
+
+// Check returns why the scores s of input fall short of c, one reason per
+// unmet criterion, or nothing when they pass. An input that a baseline does
+// not list is an error: a gate that silently compared with nothing would
+// pass anything.
+func (c *Criteria) Check(input string, s Scores) ([]string, error) {
+	var why []string
+	if !(s.PSNR >= c.MinPSNR) {
+		why = append(why, fmt.Sprintf("PSNR %.4f dB is below the floor %g dB", s.PSNR, c.MinPSNR))
+	}
+	if !(s.SSIM >= c.MinSSIM) {
+		why = append(why, fmt.Sprintf("SSIM %.4f is below the floor %g", s.SSIM, c.MinSSIM))
+	}
+	if c.Baseline != nil {
+		b, ok := c.Baseline[input]
+		if !ok {
+			return nil, fmt.Errorf("the baseline has no result for %s", input)
+		}
+		if !(s.PSNR >= b.PSNR-c.MaxDrop) {
+			why = append(why, fmt.Sprintf("PSNR %.4f dB is %.4f dB below the baseline's %.4f dB (at most %g allowed)",
+				s.PSNR, b.PSNR-s.PSNR, b.PSNR, c.MaxDrop))
+		}
+	}
+	return why, nil
+}
+
+// ReadBaseline reads the file at path, the JSON of `tdsc eval --json`, and
+// returns the scores of its results by input. Errors name the file.
+func ReadBaseline(path string) (map[string]Scores, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := ParseBaseline(data)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// ParseBaseline parses the JSON of `tdsc eval --json`: {"results": [{"input":
+// …, "psnr": …, "ssim": …}, …]} (other fields are ignored). A null PSNR is
+// +Inf (an exact input). It is an error if there are no results, if a result
+// has no input, a missing or non-finite SSIM, a missing or NaN PSNR, or if
+// an input appears twice.
+func ParseBaseline(data []byte) (map[string]Scores, error) {
+	var doc struct {
+		Results []struct {
+			Input *string         `json:"input"`
+			PSNR  json.RawMessage `json:"psnr"` // null is kept, absent is empty
+			SSIM  *float64        `json:"ssim"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("not the JSON of tdsc eval --json: %v", err)
+	}
+	if len(doc.Results) == 0 {
+		return nil, errors.New("no results (want the JSON of tdsc eval --json)")
+	}
+	out := make(map[string]Scores, len(doc.Results))
+	for i, r := range doc.Results {
+		switch {
+		case r.Input == nil || *r.Input == "":
+			return nil, fmt.Errorf("result %d has no input", i+1)
+		case len(r.PSNR) == 0:
+			return nil, fmt.Errorf("result %d (%s) has no psnr", i+1, *r.Input)
+		case r.SSIM == nil || math.IsNaN(*r.SSIM) || math.IsInf(*r.SSIM, 0):
+			return nil, fmt.Errorf("result %d (%s) has no finite ssim", i+1, *r.Input)
+		}
+		psnr := math.Inf(1)
+		if string(r.PSNR) != "null" {
+			if err := json.Unmarshal(r.PSNR, &psnr); err != nil {
+				return nil, fmt.Errorf("result %d (%s): psnr is not a number: %s", i+1, *r.Input, r.PSNR)
+			}
+		}
+		if _, dup := out[*r.Input]; dup {
+			return nil, fmt.Errorf("input %s appears twice", *r.Input)
+		}
+		out[*r.Input] = Scores{PSNR: psnr, SSIM: *r.SSIM}
+	}
+	return out, nil
+}
