@@ -12,10 +12,12 @@
 //     (BM3D's second stage; package wiener).
 //  3. Low-rank rounds (Options.Rounds): X = spectral-subspace nonlocal
 //     low-rank estimate of Y with the last estimate as pilot (NGmeet's
-//     spatial step; packages subspace and lowrank). Each further round
-//     denoises Y' = λY + (1−λ)X with X as pilot and the remaining noise
-//     level σ' = δ·√|σ² − mean((Y − Y')²)| (iterative regularisation), with
-//     λ = 0.1 and δ = 0.6.
+//     spatial step; packages subspace and lowrank), in a subspace whose
+//     dimension is chosen once, before the first round, from Y and the
+//     Wiener estimate (ChooseRank) unless Options.Rank fixes it. Each
+//     further round denoises Y' = λY + (1−λ)X with X as pilot and the
+//     remaining noise level σ' = δ·√|σ² − mean((Y − Y')²)| (iterative
+//     regularisation), with λ = 0.1 and δ = 0.6.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
