@@ -1,0 +1,34 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// deprecatedSpelling registers old (with its one-letter shorthand, if any)
+// as a hidden, deprecated spelling of the flag current: both set the same
+// value. Old spellings keep scripts written for earlier releases working;
+// warnDeprecated says on stderr which spelling replaces them. (pflag's own
+// MarkDeprecated would print its notice through cobra on stdout, which
+// carries results.)
+func deprecatedSpelling(f *pflag.FlagSet, old, shorthand, current string) {
+	cur := f.Lookup(current)
+	f.VarP(cur.Value, old, shorthand, cur.Usage)
+	_ = f.MarkHidden(old)
+	_ = f.SetAnnotation(old, replacedBy, []string{current})
+}
+
+// replacedBy annotates a deprecated flag with the flag that replaces it.
+const replacedBy = "tdsc-replaced-by"
+
+// warnDeprecated writes a notice on stderr for every deprecated spelling
+// used on the command line of cmd.
+func warnDeprecated(cmd *cobra.Command) {
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if by, ok := fl.Annotations[replacedBy]; ok {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tdsc: --%s is deprecated: use --%s\n", fl.Name, by[0])
+		}
+	})
+}
