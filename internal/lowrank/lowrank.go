@@ -62,7 +62,7 @@ func (s *Shrinker) lwork() int {
 type Workspace struct {
 	mean  []float64
 	yc    []float64 // centred group, n×d
-	gram  []float64 // Gram matrix, then Q of its tridiagonal form (g×g)
+	gram  []float64 // Gram matrix, then the reflectors of its tridiagonal form (g×g)
 	work  []float64 // LAPACK workspace
 	diag  []float64 // T's diagonal
 	off   []float64 // T's off-diagonal
@@ -120,7 +120,9 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 		}
 	}
 	yc := blas64.General{Rows: n, Cols: d, Stride: d, Data: ws.yc}
-	gram := blas64.Symmetric{N: g, Stride: g, Uplo: blas.Upper, Data: ws.gram}
+	// The lower triangle: the reduction's reflectors then stand as Dormqr
+	// applies them (eigenvectors).
+	gram := blas64.Symmetric{N: g, Stride: g, Uplo: blas.Lower, Data: ws.gram}
 	if d <= n {
 		blas64.Syrk(blas.Trans, 1, yc, 0, gram) // YcᵀYc
 	} else {
@@ -130,7 +132,7 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 	// Dsterf, no vectors): most of the work of a full eigendecomposition is
 	// in the vectors, and only the few kept ones are needed.
 	impl := gonumlapack.Implementation{}
-	impl.Dsytrd(blas.Upper, g, ws.gram, g, ws.diag, ws.off[:max(g-1, 0)], ws.tau[:max(g-1, 0)], ws.work, len(ws.work))
+	impl.Dsytrd(blas.Lower, g, ws.gram, g, ws.diag, ws.off[:max(g-1, 0)], ws.tau[:max(g-1, 0)], ws.work, len(ws.work))
 	vals := ws.vals
 	copy(vals, ws.diag)
 	copy(ws.z, ws.off[:max(g-1, 0)]) // Dsterf overwrites the off-diagonal
@@ -190,7 +192,7 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 // iteration on the tridiagonal T (three solves from a fixed start, each
 // vector orthogonalised against the earlier ones whose eigenvalue is close,
 // as LAPACK's dstein does within clusters), then back to the Gram matrix's
-// basis through Q of the reduction (Dorgtr).
+// basis through the reflectors of the reduction.
 func (s *Shrinker) eigenvectors(ws *Workspace, rank int) {
 	g := s.g
 	vals := ws.vals
@@ -240,11 +242,19 @@ func (s *Shrinker) eigenvectors(ws *Workspace, rank int) {
 			}
 		}
 	}
-	impl := gonumlapack.Implementation{}
-	impl.Dorgtr(blas.Upper, g, ws.gram, g, ws.tau[:max(g-1, 0)], ws.work, len(ws.work))
-	// basis (g×rank) = Q (g×g) · Z (g×rank), with Z stored rank×g.
-	q := blas64.General{Rows: g, Cols: g, Stride: g, Data: ws.gram}
-	zt := blas64.General{Rows: rank, Cols: g, Stride: g, Data: z[:rank*g]}
-	basis := blas64.General{Rows: g, Cols: rank, Stride: g, Data: ws.basis}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, q, zt, 0, basis)
+	// basis (g×rank, stride g) = Q·Z, Z stored rank×g: the reflectors of the
+	// reduction applied to the rank vectors, 2g²·rank operations, rather
+	// than Q formed whole (Dorgtr, 4g³/3) and multiplied.
+	for k := range rank {
+		for i := range g {
+			ws.basis[i*g+k] = z[k*g+i]
+		}
+	}
+	// Q = diag(1, Q′), Q′ the product of the g−1 reflectors stored below the
+	// subdiagonal from row 1 (LAPACK's dormtr for the lower triangle; gonum
+	// has no Dormtr).
+	if g > 1 {
+		impl := gonumlapack.Implementation{}
+		impl.Dormqr(blas.Left, blas.NoTrans, g-1, rank, g-1, ws.gram[g:], g, ws.tau[:g-1], ws.basis[g:], g, ws.work, len(ws.work))
+	}
 }
