@@ -7,6 +7,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/nonlocal"
 	"tdsc/internal/report"
+	"tdsc/internal/sc"
 	"tdsc/internal/twodsc"
 )
 
@@ -52,6 +53,12 @@ func registry() []Spec {
 			Options: append([]string{"dict", "save-dict"}, twodscOptions...),
 			New:     newTwoDSC,
 		},
+		{
+			Name:    "sc",
+			Summary: "conventional sparse coding of the same patches as 2dsc, each a p²q-vector (the paper's baseline; 150 atoms)",
+			Options: twodscOptions,
+			New:     newSC,
+		},
 	}
 }
 
@@ -87,6 +94,27 @@ func (m *twoDSC) KnownSigma() float64 { return m.knownSigma }
 func (m *twoDSC) Learned() *dictfile.Model { return m.d.Learned() }
 
 func (m *twoDSC) Settings(sigma float64) []Setting {
+	o := m.d.Resolved(sigma)
+	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
+		"atoms", o.Atoms, "weights", o.Weighting, "seed", o.Seed)
+}
+
+// scMethod is the method sc.
+type scMethod struct{ d sc.Denoiser }
+
+func newSC(c Config) (Method, error) {
+	m := &scMethod{d: sc.Denoiser{Options: c.TwoDSC, Report: c.Report}}
+	m.d.Options.Threads = c.Threads
+	return m, nil
+}
+
+func (m *scMethod) Name() string { return "sc" }
+
+func (m *scMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *scMethod) Settings(sigma float64) []Setting {
 	o := m.d.Resolved(sigma)
 	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
 		"atoms", o.Atoms, "weights", o.Weighting, "seed", o.Seed)

@@ -51,6 +51,14 @@ type Options struct {
 	Seed       uint64    // seed of the training sample and the initial dictionary
 	Threads    int       // worker goroutines (≤ 0: GOMAXPROCS)
 
+	// Vectorised codes every patch as one p²q-vector, a (p²q)×1×1 tensor,
+	// over (p²q)×1×1 atoms instead of a p²×1×q tensor over p²×1×q atoms:
+	// conventional sparse coding, the k = 1 case of the same problem and
+	// the paper's point of comparison (the method sc). The patch tensors
+	// need no copy: their lateral slices are the same p²q numbers in
+	// either shape (tensor.Tensor's layout).
+	Vectorised bool
+
 	// TrainProgress, if not nil, is called after every outer learning
 	// iteration; CodeProgress after every coded batch with the patches done
 	// so far. Both may be called from several goroutines, never at once.
@@ -254,7 +262,7 @@ func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error
 		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", len(idx), o.Atoms)
 	}
 
-	return tsc.LearnContext(ctx, x, tsc.LearnOptions{
+	return tsc.LearnContext(ctx, o.codingShape(x), tsc.LearnOptions{
 		Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,
 		Tol: o.TrainTol, Seed: o.Seed, Threads: o.Threads,
 		Progress: func(iter int, obj float64) {
@@ -265,17 +273,36 @@ func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error
 	})
 }
 
+// atomShape returns the M and K of the atoms that o's patches are coded
+// over: p²×1×q, or (p²q)×1×1 when Vectorised.
+func (o *Options) atomShape() (m, k int) {
+	if o.Vectorised {
+		return o.Patch * o.Patch * o.Depth, 1
+	}
+	return o.Patch * o.Patch, o.Depth
+}
+
+// codingShape returns the patch tensor x (p²×n×q, as the grid cuts it) in
+// the shape the solver codes: x itself, or when Vectorised a (p²q)×n×1
+// tensor on the same data.
+func (o *Options) codingShape(x *tensor.Tensor) *tensor.Tensor {
+	if !o.Vectorised {
+		return x
+	}
+	return &tensor.Tensor{M: x.M * x.K, N: x.N, K: 1, Data: x.Data}
+}
+
 // Reconstruct codes every overlapping patch of c over the dictionary d
-// (p²×r×q atoms) and returns the average of the reconstructions, plain or
+// (p²×r×q atoms, or (p²q)×r×1 when Vectorised) and returns the average of the reconstructions, plain or
 // weighted as o.Weighting says. It stops
 // with ctx.Err() when ctx is cancelled.
 func Reconstruct(ctx context.Context, c *msi.Cube, d *tensor.Tensor, o Options) (*msi.Cube, error) {
 	if err := o.Validate(c.Height, c.Width, c.Bands); err != nil {
 		return nil, err
 	}
-	if d.M != o.Patch*o.Patch || d.K != o.Depth {
+	if m, k := o.atomShape(); d.M != m || d.K != k {
 		return nil, fmt.Errorf("the dictionary's atoms are %d×1×%d but %d×%d×%d patches need %d×1×%d",
-			d.M, d.K, o.Patch, o.Patch, o.Depth, o.Patch*o.Patch, o.Depth)
+			d.M, d.K, o.Patch, o.Patch, o.Depth, m, k)
 	}
 	g, err := patch.NewGrid(c.Height, c.Width, c.Bands, o.Patch, o.Depth, o.Stride)
 	if err != nil {
@@ -332,8 +359,8 @@ func Reconstruct(ctx context.Context, c *msi.Cube, d *tensor.Tensor, o Options) 
 		n := end - start
 		x, b, rec := bf.x.Slice(0, n), bf.b.Slice(0, n), bf.rec.Slice(0, n)
 		patch.Extract(x, bf.means[:n], c, g, start)
-		enc.Encode(bf.ws, b, x, false)
-		enc.Reconstruct(bf.ws, rec, b)
+		enc.Encode(bf.ws, b, o.codingShape(x), false)
+		enc.Reconstruct(bf.ws, o.codingShape(rec), b)
 		if o.Weighting == Sparsity {
 			w := bf.w[:n]
 			for j := range w {

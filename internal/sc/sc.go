@@ -1,0 +1,67 @@
+// Package sc is conventional (vectorised) sparse coding on exactly the
+// patches of the 2DSC pipeline, the method "sc": the baseline the paper's
+// central claim is measured against.
+//
+// Every p×p-pixel × q-band patch (mean removed) is one p²q-vector x, coded
+// as min_b ½‖x − Db‖² + β‖b‖₁ over a dictionary D of m unit-norm columns
+// learned from the noisy cube by the same alternation of FISTA coding and
+// Lagrange-dual dictionary update as 2DSC. It is the k = 1 case of the 2DSC
+// problem (a (p²q)×1×1 tensor over (p²q)×m×1 atoms, where the t-product is
+// the matrix product), so it runs through package twodsc with
+// Options.Vectorised set: the same sample, step, β, iteration limits and
+// averaging, and only the model differs.
+//
+// The number of atoms m defaults to r·q (150 = 30 × 5 for the 2DSC
+// defaults): the number of real columns of 2DSC's block-circulant
+// dictionary, so that the two models have the same number of parameters
+// per atom column; Options.Atoms = r compares at equal atoms instead.
+package sc
+
+import (
+	"context"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/report"
+	"tdsc/internal/twodsc"
+)
+
+// Denoiser is the sc pipeline: learn a vectorised dictionary from the noisy
+// cube, code every patch over it, average the reconstructions.
+type Denoiser struct {
+	// Options are the 2DSC settings the pipeline runs with (Vectorised is
+	// set by Resolve); a zero Atoms takes DefaultAtoms.
+	Options twodsc.Options
+	// Report, if not nil, receives the stages' progress and log lines.
+	Report report.Reporter
+}
+
+// DefaultAtoms returns the default number of atoms for patches of depth q:
+// twodsc.DefaultAtoms·q, the column count of the default 2DSC dictionary's
+// block-circulant matrix.
+func DefaultAtoms(depth int) int { return twodsc.DefaultAtoms * depth }
+
+// Resolve returns o with its zero fields set for noise level sigma:
+// twodsc's defaults (twodsc.Options.Resolve) except Atoms, which is
+// DefaultAtoms(Depth), and Vectorised, which is always set.
+func Resolve(o twodsc.Options, sigma float64) twodsc.Options {
+	o.Vectorised = true
+	if o.Atoms == 0 {
+		depth := o.Depth
+		if depth == 0 {
+			depth = twodsc.DefaultDepth
+		}
+		o.Atoms = DefaultAtoms(depth)
+	}
+	return o.Resolve(sigma)
+}
+
+// Resolved returns the settings Denoise uses for noise level sigma.
+func (d *Denoiser) Resolved(sigma float64) twodsc.Options { return Resolve(d.Options, sigma) }
+
+// Denoise returns the sc estimate of the clean cube for noise of standard
+// deviation sigma > 0 on the [0, 255] scale. It stops with ctx.Err() when
+// ctx is cancelled; the result does not depend on Options.Threads.
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	p := twodsc.Denoiser{Options: d.Resolved(sigma), Report: d.Report}
+	return p.Denoise(ctx, noisy, sigma)
+}

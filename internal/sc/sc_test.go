@@ -1,0 +1,111 @@
+package sc
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"tdsc/internal/metrics"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/testenv"
+	"tdsc/internal/twodsc"
+)
+
+// regressionPSNR is the PSNR (dB) that the default settings reached in
+// TestRegressionBalloons when it was recorded; the test fails 0.3 dB below
+// it. Lowering it needs a reason in the commit that does so.
+const regressionPSNR = 37.7623
+
+// crop returns rows y0.., columns x0.. of c, n×n pixels, every band.
+func crop(c *msi.Cube, y0, x0, n, bands int) *msi.Cube {
+	out := msi.NewCube(n, n, bands)
+	for b := 0; b < bands; b++ {
+		for y := 0; y < n; y++ {
+			copy(out.Data[(b*n+y)*n:(b*n+y+1)*n], c.Data[(b*c.Height+y0+y)*c.Width+x0:][:n])
+		}
+	}
+	return out
+}
+
+func balloons(t *testing.T) *msi.Cube {
+	t.Helper()
+	c, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestResolve(t *testing.T) {
+	o := Resolve(twodsc.Options{}, 30)
+	if !o.Vectorised || o.Atoms != 150 || o.Patch != 5 || o.Depth != 5 {
+		t.Errorf("defaults: vectorised %v, %d atoms, %d×%d patches; want true, 150, 5×5", o.Vectorised, o.Atoms, o.Patch, o.Depth)
+	}
+	if o := Resolve(twodsc.Options{Depth: 3}, 30); o.Atoms != 90 {
+		t.Errorf("depth 3: %d atoms, want 90", o.Atoms)
+	}
+	if o := Resolve(twodsc.Options{Atoms: 30}, 30); o.Atoms != 30 {
+		t.Errorf("atoms 30 given: %d atoms", o.Atoms)
+	}
+}
+
+// TestRegressionBalloons is the CI regression run: σ = 30 noise (seed 1) on
+// a 64×64×31 crop of the full balloons scene (rows 256–319, columns
+// 192–255), default settings.
+func TestRegressionBalloons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
+	clean := crop(balloons(t), 256, 192, 64, 31)
+	noisy := noise.Add(nil, clean, 30, 1)
+	d := Denoiser{}
+	out, err := d.Denoise(context.Background(), noisy, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := metrics.Evaluate(clean, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PSNR %.4f dB (recorded %.4f dB)", r.PSNR, regressionPSNR)
+	if r.PSNR < regressionPSNR-0.3 {
+		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", r.PSNR, regressionPSNR)
+	}
+}
+
+// TestThreadsBitIdentical checks that the output does not depend on the
+// number of workers, and TestCancelled that a cancelled run stops.
+func TestThreadsBitIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
+	noisy := noise.Add(nil, crop(balloons(t), 100, 100, 24, 8), 20, 3)
+	var outs [2]*msi.Cube
+	for i, threads := range []int{1, 3} {
+		d := Denoiser{Options: twodsc.Options{Samples: 400, TrainIters: 3, Threads: threads}}
+		out, err := d.Denoise(context.Background(), noisy, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = out
+	}
+	for k := range outs[0].Data {
+		if outs[0].Data[k] != outs[1].Data[k] {
+			t.Fatalf("voxel %d: %v with 1 thread, %v with 3", k, outs[0].Data[k], outs[1].Data[k])
+		}
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	noisy := msi.NewCube(20, 20, 6)
+	for i := range noisy.Data {
+		noisy.Data[i] = float64(i % 251)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d := Denoiser{Options: twodsc.Options{Samples: 200}}
+	if _, err := d.Denoise(ctx, noisy, 20); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
