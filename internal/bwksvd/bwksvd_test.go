@@ -1,0 +1,138 @@
+package bwksvd
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"tdsc/internal/metrics"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/option"
+	"tdsc/internal/testenv"
+)
+
+func psnr(t *testing.T, ref, x *msi.Cube) float64 {
+	t.Helper()
+	r, err := metrics.Evaluate(ref, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.PSNR
+}
+
+// balloonsCrop returns rows y0.., columns x0.. and bands b0.. of the shared
+// balloons scene, n×n×bands.
+func balloonsCrop(t *testing.T, y0, x0, n, b0, bands int) *msi.Cube {
+	t.Helper()
+	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := msi.NewCube(n, n, bands)
+	c.Wavelengths = full.Wavelengths[b0 : b0+bands]
+	for b := range bands {
+		for y := range n {
+			copy(c.Data[(b*n+y)*n:(b*n+y+1)*n], full.Data[((b0+b)*full.Height+y0+y)*full.Width+x0:][:n])
+		}
+	}
+	return c
+}
+
+// synthetic returns a small smooth cube with σ = 20 noise.
+func synthetic() *msi.Cube {
+	c := msi.NewCube(26, 23, 3)
+	for b := range c.Bands {
+		for y := range c.Height {
+			for x := range c.Width {
+				c.Set(y, x, b, float64(40+3*x+2*y+10*b+((x*y)%7)*8))
+			}
+		}
+	}
+	return noise.Add(nil, c, 20, 4)
+}
+
+// TestThreadsBitIdentical checks that the output does not depend on the
+// number of workers.
+func TestThreadsBitIdentical(t *testing.T) {
+	noisy := synthetic()
+	var outs [2]*msi.Cube
+	for i, th := range []int{1, 3} {
+		d := &Denoiser{Options: Options{Atoms: 100, Samples: 500, Iters: 3, Threads: th}}
+		var err error
+		if outs[i], err = d.Denoise(context.Background(), noisy, 20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range outs[0].Data {
+		if outs[0].Data[i] != outs[1].Data[i] {
+			t.Fatalf("voxel %d: %v with 1 thread, %v with 3", i, outs[0].Data[i], outs[1].Data[i])
+		}
+	}
+}
+
+// TestCancelled checks that a cancelled context stops Denoise with
+// context.Canceled.
+func TestCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d := &Denoiser{Options: Options{Atoms: 100, Samples: 500}}
+	if _, err := d.Denoise(ctx, synthetic(), 20); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+// TestValidateNamesTheFlag checks that bad settings are *option.Error with
+// the flag spelling of the setting.
+func TestValidateNamesTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		o     Options
+		h, w  int
+		field string
+	}{
+		{Options{Patch: 1}, 64, 64, "patch"},
+		{Options{Atoms: 200}, 64, 64, "atoms"},
+		{Options{Atoms: 49}, 64, 64, "atoms"},
+		{Options{Iters: -1}, 64, 64, "iters"},
+		{Options{Samples: 100}, 64, 64, "samples"},
+		{Options{Stride: 9}, 64, 64, "stride"},
+		{Options{Threads: -2}, 64, 64, "threads"},
+		{Options{}, 7, 64, "patch"},
+		{Options{}, 12, 12, "atoms"},
+	} {
+		err := c.o.Resolve(20).Validate(c.h, c.w, 3)
+		var oe *option.Error
+		if !errors.As(err, &oe) || oe.Field != c.field {
+			t.Errorf("%+v on %d×%d: got %v, want an error for %q", c.o, c.h, c.w, err, c.field)
+		}
+	}
+	if err := (Options{}).Resolve(20).Validate(64, 64, 3); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+// regressionPSNR is the PSNR (dB) that TestRegressionBalloons reached when
+// it was recorded; the test fails 0.3 dB below it. Raise it when the method
+// improves; lowering it needs a reason in the commit that does so.
+const regressionPSNR = 34.1453
+
+// TestRegressionBalloons is the CI regression run: σ = 30 noise (seed 1) on
+// a 64×64 crop of the shared balloons scene (rows 256–319, columns
+// 192–255, bands 10–15), denoised with the defaults but 3000 training
+// patches per band, so that it runs in a few seconds.
+func TestRegressionBalloons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
+	clean := balloonsCrop(t, 256, 192, 64, 10, 6)
+	noisy := noise.Add(nil, clean, 30, 1)
+	out, err := (&Denoiser{Options: Options{Samples: 3000}}).Denoise(context.Background(), noisy, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := psnr(t, clean, out)
+	t.Logf("PSNR %.4f dB (noisy %.4f dB, recorded %.4f dB)", got, psnr(t, clean, noisy), regressionPSNR)
+	if got < regressionPSNR-0.3 {
+		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", got, regressionPSNR)
+	}
+}
