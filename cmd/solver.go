@@ -21,14 +21,22 @@ type solverFlags struct {
 }
 
 func (s *solverFlags) register(f *pflag.FlagSet, training bool) {
+	// def is the default in a help text: 2dsc's for train, the method's
+	// for denoise, whose methods share these flags.
+	def := func(v any) string {
+		if training {
+			return fmt.Sprintf("(default %v)", v)
+		}
+		return fmt.Sprintf("(default: the method's; for 2dsc %v)", v)
+	}
 	f.Float64Var(&s.sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale (estimated from the input when not given)")
 	f.Float64Var(&s.o.Beta, "beta", 0, "ℓ1 weight β of 2DSC (default: 3σ)")
-	f.IntVar(&s.o.Patch, "patch", 0, fmt.Sprintf("patch side p in pixels (default %d)", twodsc.DefaultPatch))
-	f.IntVar(&s.o.Depth, "depth", 0, fmt.Sprintf("patch depth q in bands (default %d)", twodsc.DefaultDepth))
-	f.IntVar(&s.o.Stride, "stride", 0, "spatial step between patches, 1..patch (spectral step is 1) (default: 1 for σ ≥ 20, else 2)")
-	f.IntVar(&s.o.Atoms, "atoms", 0, fmt.Sprintf("number of dictionary atoms (default %d)", twodsc.DefaultAtoms))
-	f.IntVar(&s.o.Samples, "samples", 0, fmt.Sprintf("training patches drawn at random from the input (default %d)", twodsc.DefaultSamples))
-	f.IntVar(&s.o.TrainIters, "iters", 0, fmt.Sprintf("maximum outer training iterations (default %d)", twodsc.DefaultTrainIters))
+	f.IntVar(&s.o.Patch, "patch", 0, "patch side p in pixels "+def(twodsc.DefaultPatch))
+	f.IntVar(&s.o.Depth, "depth", 0, "patch depth q in bands "+def(twodsc.DefaultDepth))
+	f.IntVar(&s.o.Stride, "stride", 0, "spatial step between patches, 1..patch (spectral step is 1) "+def("1 for σ ≥ 20, else 2"))
+	f.IntVar(&s.o.Atoms, "atoms", 0, "number of dictionary atoms "+def(twodsc.DefaultAtoms))
+	f.IntVar(&s.o.Samples, "samples", 0, "training patches drawn at random from the input "+def(twodsc.DefaultSamples))
+	f.IntVar(&s.o.TrainIters, "iters", 0, "maximum outer training iterations "+def(twodsc.DefaultTrainIters))
 	f.IntVar(&s.o.InnerIters, "inner-iters", 0, fmt.Sprintf("FISTA iterations per training iteration (default %d)", twodsc.DefaultInnerIters))
 	f.Uint64Var(&s.o.Seed, "seed", 0, fmt.Sprintf("seed of the training sample and the initial dictionary (default %d)", twodsc.DefaultSeed))
 	f.IntVar(&s.o.Threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")

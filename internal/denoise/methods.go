@@ -3,7 +3,9 @@ package denoise
 import (
 	"context"
 
+	"tdsc/internal/bwksvd"
 	"tdsc/internal/dictfile"
+	"tdsc/internal/ksvd3d"
 	"tdsc/internal/msi"
 	"tdsc/internal/nonlocal"
 	"tdsc/internal/report"
@@ -26,7 +28,11 @@ type Config struct {
 	CreatedBy string
 
 	// TwoDSC are the settings of the 2DSC pipeline: of the method 2dsc and
-	// of the pilot estimate of nonlocal.
+	// of the pilot estimate of nonlocal. Its fields also carry the patch and
+	// dictionary settings that other methods read under the same flag
+	// spelling (--patch, --depth, --stride, --atoms, --samples, --iters,
+	// --seed: Spec.Options says which); a zero field is the reading
+	// method's own default.
 	TwoDSC twodsc.Options
 	// Dict is a 2DSC dictionary to code with instead of learning one (2dsc).
 	Dict *dictfile.Model
@@ -52,6 +58,18 @@ func registry() []Spec {
 			Summary: "the paper's two-dimensional sparse coding of 5×5×5 patches (local)",
 			Options: append([]string{"dict", "save-dict"}, twodscOptions...),
 			New:     newTwoDSC,
+		},
+		{
+			Name:    "bwksvd",
+			Summary: "band-wise K-SVD (Elad and Aharon 2006): each band as a grey image, 8×8 patches, 256 atoms (paper's baseline)",
+			Options: []string{"patch", "atoms", "iters", "samples", "stride", "seed"},
+			New:     newBWKSVD,
+		},
+		{
+			Name:    "3dksvd",
+			Summary: "K-SVD on 5×5×5 spatio-spectral patches, 320 atoms (paper's baseline)",
+			Options: []string{"patch", "depth", "atoms", "iters", "samples", "stride", "seed"},
+			New:     newKSVD3D,
 		},
 		{
 			Name:    "sc",
@@ -97,6 +115,52 @@ func (m *twoDSC) Settings(sigma float64) []Setting {
 	o := m.d.Resolved(sigma)
 	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
 		"atoms", o.Atoms, "weights", o.Weighting, "seed", o.Seed)
+}
+
+// bwksvdMethod is the method bwksvd.
+type bwksvdMethod struct{ d bwksvd.Denoiser }
+
+func newBWKSVD(c Config) (Method, error) {
+	t := c.TwoDSC
+	return &bwksvdMethod{d: bwksvd.Denoiser{Report: c.Report, Options: bwksvd.Options{
+		Patch: t.Patch, Atoms: t.Atoms, Iters: t.TrainIters, Samples: t.Samples, Stride: t.Stride, Seed: t.Seed,
+		Threads: c.Threads,
+	}}}, nil
+}
+
+func (m *bwksvdMethod) Name() string { return "bwksvd" }
+
+func (m *bwksvdMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *bwksvdMethod) Settings(sigma float64) []Setting {
+	o := m.d.Options.Resolve(sigma)
+	return formatSettings("sigma", sigma, "patch", o.Patch, "atoms", o.Atoms, "iters", o.Iters,
+		"samples", o.Samples, "stride", o.Stride, "seed", o.Seed)
+}
+
+// ksvd3dMethod is the method 3dksvd.
+type ksvd3dMethod struct{ d ksvd3d.Denoiser }
+
+func newKSVD3D(c Config) (Method, error) {
+	t := c.TwoDSC
+	return &ksvd3dMethod{d: ksvd3d.Denoiser{Report: c.Report, Options: ksvd3d.Options{
+		Patch: t.Patch, Depth: t.Depth, Atoms: t.Atoms, Iters: t.TrainIters, Samples: t.Samples, Stride: t.Stride,
+		Seed: t.Seed, Threads: c.Threads,
+	}}}, nil
+}
+
+func (m *ksvd3dMethod) Name() string { return "3dksvd" }
+
+func (m *ksvd3dMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *ksvd3dMethod) Settings(sigma float64) []Setting {
+	o := m.d.Options.Resolve(sigma)
+	return formatSettings("sigma", sigma, "patch", o.Patch, "depth", o.Depth, "atoms", o.Atoms, "iters", o.Iters,
+		"samples", o.Samples, "stride", o.Stride, "seed", o.Seed)
 }
 
 // scMethod is the method sc.
