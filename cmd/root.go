@@ -102,6 +102,6 @@ stages on groups of similar patches; --method 2dsc is the paper's method alone.`
 	})
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { warnDeprecated(cmd) }
-	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newAtomsCmd())
+	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newAtomsCmd(), newBatchCmd())
 	return root
 }
