@@ -14,7 +14,8 @@ the decoded values without Python:
 
 Each file's values are f scaled as its name says (see VALUES below). The files
 are written by the tools users write cubes with (np.save, scipy.io.savemat,
-h5py); the big-endian MAT-file, which SciPy cannot write, is written by hand
+h5py, the v7.3 files with the 512-byte MATLAB header that MATLAB writes);
+the big-endian MAT-file, which SciPy cannot write, is written by hand
 below and checked by reading it back with scipy.io.loadmat.
 """
 
@@ -144,13 +145,64 @@ def main():
 
     # MATLAB v7.3: HDF5 with a 512-byte MAT-file header in the user block.
     # h5py sees MATLAB's dimensions reversed: an H x W x B cube is (B, W, H).
-    path = os.path.join(out, "refl_v73.mat")
-    with h5py.File(path, "w", userblock_size=512, libver="earliest") as f:
-        d = f.create_dataset("cube", data=np.ascontiguousarray(VALUES["refl"].transpose(2, 1, 0)))
-        d.attrs["MATLAB_class"] = np.bytes_("double")
-    with open(path, "r+b") as f:
-        text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: fixture HDF5 schema 1.00 ."
-        f.write(text + b" " * (116 - len(text)) + b"\0" * 8 + struct.pack("<H", 0x0200) + b"IM")
+    def v73(name, libver="earliest"):
+        # Through the low-level API, so that the root group records no
+        # times either and the files are the same every run.
+        fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+        fcpl.set_userblock(512)
+        fcpl.set_obj_track_times(False)
+        fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+        low = h5py.h5f.LIBVER_LATEST if libver == "latest" else h5py.h5f.LIBVER_EARLIEST
+        fapl.set_libver_bounds(low, h5py.h5f.LIBVER_LATEST)
+        return h5py.File(h5py.h5f.create(os.path.join(out, name).encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl))
+
+    def matlab(f, name, values, cls, **kw):
+        a = np.asarray(values)
+        d = f.create_dataset(name, data=np.ascontiguousarray(a.transpose(tuple(range(a.ndim))[::-1])), track_times=False, **kw)
+        d.attrs["MATLAB_class"] = np.bytes_(cls)
+        return d
+
+    with v73("refl_v73.mat") as f:  # contiguous, as MATLAB writes small arrays
+        matlab(f, "cube", VALUES["refl"], "double")
+        matlab(f, "wavelengths", WAVELENGTHS, "double")
+    with v73("v73_chunked.mat") as f:  # chunked and compressed, as MATLAB writes large ones
+        matlab(f, "u16", VALUES["u16"].astype(np.uint16), "uint16", chunks=(2, 3, 3), compression="gzip", shuffle=True, fletcher32=True)
+        matlab(f, "note", np.frombuffer("not a cube".encode("utf-16-le"), "<u2")[None, :], "char")
+        matlab(f, "mask", (VALUES["u8"] > 40).astype(np.uint8), "logical")
+        g = f.create_group("meta")
+        g.attrs["MATLAB_class"] = np.bytes_("struct")
+        f.create_group("#refs#")
+    with v73("v73_two.mat") as f:
+        matlab(f, "first", VALUES["refl"], "double", chunks=(3, 5, 4), compression="gzip")
+        matlab(f, "second", VALUES["i16"].astype(np.int16), "int16")
+    with v73("v73_latest.mat", libver="latest") as f:  # newer HDF5 structures, big-endian data
+        matlab(f, "cube", VALUES["refl"].astype(">f4"), "single")
+    with v73("v73_latest_chunked.mat", libver="latest") as f:  # chunk index of HDF5 1.10: refused
+        matlab(f, "cube", VALUES["refl"], "double", chunks=(1, 5, 4), compression="gzip")
+    with v73("v73_compact.mat") as f:  # compact layout, written through the low-level API
+        a = np.ascontiguousarray(VALUES["u8"].astype(np.uint8).transpose(2, 1, 0))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        dcpl.set_obj_track_times(False)
+        sid = h5py.h5s.create_simple(a.shape)
+        dsid = h5py.h5d.create(f.id, b"cube", h5py.h5t.STD_U8LE, sid, dcpl=dcpl)
+        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, a)
+        f["cube"].attrs["MATLAB_class"] = np.bytes_("uint8")
+    with v73("v73_noattr.mat") as f:  # written by h5py without MATLAB's attributes
+        f.create_dataset("cube", data=np.ascontiguousarray(VALUES["u16"].astype("<u2").transpose(2, 1, 0)), track_times=False)
+    for name in ["refl_v73.mat", "v73_chunked.mat", "v73_two.mat", "v73_latest.mat", "v73_latest_chunked.mat", "v73_compact.mat", "v73_noattr.mat"]:
+        with open(os.path.join(out, name), "r+b") as f:
+            text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: fixture HDF5 schema 1.00 ."
+            f.write(text + b" " * (116 - len(text)) + b"\0" * 8 + struct.pack("<H", 0x0200) + b"IM")
+        with h5py.File(os.path.join(out, name), "r") as f:  # still valid HDF5
+            assert "cube" in f or "u16" in f or "first" in f
+
+    # SciPy puts the date in the header text: fix it, so the files are the
+    # same every run.
+    for name in ["refl_v5.mat", "refl_v7z.mat", "classes_v7z.mat", "two_cubes.mat", "plane.mat"]:
+        with open(os.path.join(out, name), "r+b") as f:
+            text = b"MATLAB 5.0 MAT-file Platform: posix, Created by scipy.io.savemat for the fixtures"
+            f.write(text + b" " * (116 - len(text)))
 
     # Sanity: every SciPy file reads back with the values written.
     assert np.array_equal(scipy.io.loadmat(os.path.join(out, "refl_v7z.mat"))["cube"], VALUES["refl"])

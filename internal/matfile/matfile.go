@@ -1,6 +1,8 @@
-// Package matfile reads and writes the numeric arrays of MATLAB level-5
-// MAT-files: the format of MATLAB's save with -v6 or -v7 (the default before
-// R2006b and still the default for files under 2 GB) and of scipy.io.savemat.
+// Package matfile reads and writes the numeric arrays of MATLAB MAT-files:
+// level-5 files, the format of MATLAB's save with -v6 or -v7 (v7, the
+// compressed variant, is MATLAB's default) and of scipy.io.savemat, and,
+// reading only, v7.3 files (HDF5, save -v7.3, needed for variables of 2 GB
+// or more).
 //
 // A level-5 file is a 128-byte header — 116 bytes of descriptive text, an
 // 8-byte subsystem data offset, a 2-byte version (0x0100) and a 2-byte
@@ -23,8 +25,9 @@
 // first dimension varies fastest.
 //
 // MATLAB v7.3 files are HDF5 files behind a 512-byte header of the same
-// shape; Parse recognises them and returns an *UnsupportedError that says
-// how to re-save the file.
+// shape; Parse reads the variables of those too, for the subset of HDF5
+// that MATLAB and h5py write for numeric arrays (see hdf5.go), and returns
+// an *UnsupportedError that names what is missing for anything else.
 //
 // Reference: MathWorks, "MAT-File Format" (matfile_format.pdf).
 package matfile
@@ -137,6 +140,8 @@ type Var struct {
 	// where the variable's element is in the file
 	start, length int
 	compressed    bool
+	// the dataset of a v7.3 file
+	h5 *h5Dataset
 }
 
 // Shape formats the dimensions as "4×5×3".
@@ -171,11 +176,14 @@ type File struct {
 	// Vars lists the variables in file order, without their data (see
 	// Load).
 	Vars []*Var
+	// V73 is set for a MATLAB v7.3 (HDF5) file.
+	V73  bool
 	data []byte
+	h5   *h5File
 }
 
-// UnsupportedError reports a MAT-file of a version this package does not
-// read.
+// UnsupportedError reports a MAT-file that uses a feature this package does
+// not read.
 type UnsupportedError struct{ Msg string }
 
 func (e *UnsupportedError) Error() string { return e.Msg }
@@ -191,8 +199,14 @@ const hdf5Signature = "\x89HDF\r\n\x1a\n"
 // decompressed only as far as their headers. File.Load reads a variable's
 // values. Errors say what is wrong without naming a file.
 func Parse(data []byte) (*File, error) {
-	if len(data) >= 512+len(hdf5Signature) && string(data[512:512+len(hdf5Signature)]) == hdf5Signature {
-		return nil, &UnsupportedError{Msg: "a MATLAB v7.3 (HDF5) MAT-file, which is not supported yet: re-save it as a v7 file (MATLAB: save(file, var, '-v7'); Python: scipy.io.savemat)"}
+	if len(data) >= v73Offset+len(hdf5Signature) && string(data[v73Offset:v73Offset+len(hdf5Signature)]) == hdf5Signature {
+		f, err := parseHDF5(data)
+		if err != nil {
+			return nil, &UnsupportedError{Msg: fmt.Sprintf("MATLAB v7.3 (HDF5) MAT-file: %v; if MATLAB wrote it, re-saving it as a v7 file (save(file, var, '-v7')) avoids the problem", err)}
+		}
+		f.V73 = true
+		f.Text = strings.TrimRight(string(data[:116]), " \x00")
+		return f, nil
 	}
 	if len(data) < HeaderSize {
 		if len(data) >= 6 && string(data[:6]) != "MATLAB" {
@@ -215,7 +229,7 @@ func Parse(data []byte) (*File, error) {
 	switch v := f.Order.Uint16(data[124:126]); v {
 	case 0x0100:
 	case 0x0200:
-		return nil, &UnsupportedError{Msg: "a MATLAB v7.3 MAT-file header without its HDF5 part (truncated?); v7.3 files are not supported yet: re-save as v7"}
+		return nil, errors.New("truncated: a MATLAB v7.3 MAT-file header without its HDF5 part at offset 512")
 	default:
 		return nil, fmt.Errorf("unsupported MAT-file version 0x%04x (want 0x0100, level 5)", v)
 	}
@@ -412,6 +426,9 @@ func (f *File) Load(v *Var) (*Var, error) {
 		w   *Var
 		err error
 	)
+	if v.h5 != nil {
+		return f.h5.load(v)
+	}
 	if v.compressed {
 		zr, zerr := zlib.NewReader(bytes.NewReader(f.data[v.start : v.start+v.length]))
 		if zerr != nil {

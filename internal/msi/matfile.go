@@ -13,8 +13,8 @@ import (
 )
 
 // MAT-files (MATLAB level 5, as save -v6/-v7 and scipy.io.savemat write
-// them) are read and written by package matfile; this file maps their
-// variables to cubes.
+// them, and v7.3 for reading) are parsed and written by package matfile;
+// this file maps their variables to cubes.
 //
 // Axis order: MATLAB reports an image cube's size as [H W B] and stores it
 // column-major (the first index varies fastest), so its bytes are those of
@@ -22,7 +22,10 @@ import (
 // this and returns shape (H, W, B), as does scipy.io.savemat when given
 // such an array: both sides see HWB, the default axes. h5py reading a v7.3
 // file, which is HDF5, sees the dimensions reversed, (B, W, H); a cube
-// written with h5py as (B, W, H) is H×W×B to MATLAB.
+// written with h5py as (B, W, H) is H×W×B to MATLAB and to this package,
+// which reverses HDF5's dimensions as MATLAB does. So the axes option
+// always names MATLAB's dimensions (size(x)), whichever tool wrote the
+// file: for a dataset h5py shows as (B, H, W), give "WHB".
 
 // Names of a variable that holds a cube's wavelengths in nanometres.
 var wavelengthNames = []string{"wavelengths", "wavelength"}

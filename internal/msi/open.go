@@ -69,8 +69,10 @@ type Source struct {
 //     :VAR the file must hold exactly one 3-D numeric variable; with
 //     several, the error lists them with their shapes. A variable named
 //     "wavelengths" with one value per band gives the wavelengths (nm).
-//     MATLAB v7.3 (HDF5) files are refused with an error saying to
-//     re-save them as v7.
+//     MATLAB v7.3 files (HDF5) are read too, for the datasets MATLAB and
+//     h5py write (contiguous, compact, or chunked with deflate, shuffle
+//     and fletcher32); other HDF5 features are an error that names them
+//     and suggests re-saving as v7.
 //
 // Array files are read with their dimensions in the order opts.Axes and
 // their values scaled by opts.Scale (or the automatic factor); Source
