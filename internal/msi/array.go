@@ -211,8 +211,11 @@ func encodeArray(c *Cube, l layout, t elemType, scale float64) ([]byte, int, err
 // dtype (a DTypes name) whose largest value is maxValue to the working
 // [0, 255] scale (working = stored × factor):
 //
-//   - float32 or float64 with maxValue ≤ 1 (reflectance, or intensity in
-//     [0, 1]): 255;
+//   - float32 or float64 with maxValue ≤ 2: 255. This is reflectance or
+//     intensity in [0, 1]; the margin keeps noisy data and specular
+//     highlights, which exceed 1 a little, on the same scale as the clean
+//     cube (a cube on the [0, 255] scale whose brightest value is 2 would
+//     be almost black);
 //   - any type with maxValue ≤ 255 (uint8 always): 1, the values are taken
 //     as they are;
 //   - otherwise the values are taken to be counts of an n-bit sensor,
@@ -226,7 +229,7 @@ func encodeArray(c *Cube, l layout, t elemType, scale float64) ([]byte, int, err
 func AutoScale(dtype string, maxValue float64) float64 {
 	float := dtype == "float32" || dtype == "float64"
 	switch {
-	case float && maxValue <= 1:
+	case float && maxValue <= 2:
 		return 255
 	case maxValue <= 255:
 		return 1

@@ -113,7 +113,10 @@ func OpenWith(path string, opts ReadOptions) (*Cube, Source, error) {
 			return nil, Source{}, option.Errorf("scale", opts.Scale, "%s: a scale does not apply to a PNG band stack, whose levels span [0, 255] by their bit depth", path)
 		}
 		c, _, err := ReadPNGStack(path)
-		return c, Source{Format: "png", Axes: DefaultAxes, Scale: 1}, err
+		if err != nil {
+			return nil, Source{}, err
+		}
+		return c, Source{Format: "png", Axes: DefaultAxes, Scale: 1}, nil
 	case isENVIPath(file):
 		if err := fixedLayout("ENVI"); err != nil {
 			return nil, Source{}, err
@@ -209,7 +212,8 @@ type WriteInfo struct {
 //     compatible, uncompressed, little-endian) holding the cube as
 //     variable NAME (or opts.Variable, or "cube") stored like .npy output
 //     but column-major, as MATLAB stores arrays, and the wavelengths, if
-//     known, as a 1×B double variable "wavelengths";
+//     known, as a 1×B double variable "wavelengths" (the file is written
+//     whole: other variables of an existing file are not kept);
 //   - anything else: a PNG band stack folder (see WritePNGStack).
 //
 // Writing is atomic: the output is built under a temporary name in the same
