@@ -1,9 +1,15 @@
 // Package msi holds multispectral image cubes and reads and writes them as
-// Columbia-style PNG band stacks and as ENVI files.
+// Columbia-style PNG band stacks, ENVI files, NumPy .npy arrays and MATLAB
+// MAT-files (Open, OpenWith and Write choose by the path).
 //
 // Every cube is on the working intensity scale [0, 255] (float64): 16-bit PNG
 // values are scaled by 255/65535 on reading, 8-bit values are taken as they
 // are, and written PNGs are clipped to [0, 255] and scaled by 65535/255.
+// ENVI values are taken and written as they are. Array files (.npy, .mat)
+// are multiplied by a scale on reading, given or chosen by AutoScale from
+// the element type and the largest value (reflectance in [0, 1] by 255,
+// 16-bit counts by 255/65535, ...), and divided by it on writing, so that
+// an output is stored like its input (WriteOptions.Like).
 package msi
 
 import "fmt"

@@ -210,27 +210,28 @@ func enviPaths(path string) (hdr, data string, err error) {
 	return "", "", fmt.Errorf("%s: no ENVI data file beside it (tried %s)", path, strings.Join(candidates, ", "))
 }
 
-// readENVI reads the ENVI cube whose header or data file is path. The
-// values are taken as they are; NaN or infinite values are an error.
-func readENVI(path string) (*Cube, error) {
+// readENVI reads the ENVI cube whose header or data file is path, and
+// returns it with the name of its data type (one of DTypes). The values are
+// taken as they are; NaN or infinite values are an error.
+func readENVI(path string) (*Cube, string, error) {
 	hdrPath, dataPath, err := enviPaths(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	fi, err := os.Stat(hdrPath)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if fi.Size() > maxHeaderBytes {
-		return nil, fmt.Errorf("%s: %d bytes is too large for an ENVI header", hdrPath, fi.Size())
+		return nil, "", fmt.Errorf("%s: %d bytes is too large for an ENVI header", hdrPath, fi.Size())
 	}
 	text, err := os.ReadFile(hdrPath)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	h, err := parseENVIHeader(text)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", hdrPath, err)
+		return nil, "", fmt.Errorf("%s: %v", hdrPath, err)
 	}
 	size := enviBytes(h.dataType)
 	values, ok := mulInt(h.samples, h.lines, h.bands)
@@ -239,30 +240,45 @@ func readENVI(path string) (*Cube, error) {
 		want, ok = mulInt(values, size)
 	}
 	if !ok || want > math.MaxInt-h.headerOffset {
-		return nil, fmt.Errorf("%s: %d×%d×%d cube is too large", hdrPath, h.samples, h.lines, h.bands)
+		return nil, "", fmt.Errorf("%s: %d×%d×%d cube is too large", hdrPath, h.samples, h.lines, h.bands)
 	}
 	want += h.headerOffset
 	fi, err = os.Stat(dataPath)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if fi.Size() != int64(want) {
-		return nil, fmt.Errorf("%s: %d bytes, but %s describes %d (header offset %d + %d samples × %d lines × %d bands × %d bytes)",
+		return nil, "", fmt.Errorf("%s: %d bytes, but %s describes %d (header offset %d + %d samples × %d lines × %d bands × %d bytes)",
 			dataPath, fi.Size(), filepath.Base(hdrPath), want, h.headerOffset, h.samples, h.lines, h.bands, size)
 	}
 	raw, err := os.ReadFile(dataPath)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(raw) != want {
-		return nil, fmt.Errorf("%s: read %d bytes, want %d", dataPath, len(raw), want)
+		return nil, "", fmt.Errorf("%s: read %d bytes, want %d", dataPath, len(raw), want)
 	}
 	c := NewCube(h.lines, h.samples, h.bands)
 	if err := decodeENVI(c, raw[h.headerOffset:], h); err != nil {
-		return nil, fmt.Errorf("%s: %v", dataPath, err)
+		return nil, "", fmt.Errorf("%s: %v", dataPath, err)
 	}
 	c.Wavelengths = h.wavelengths
-	return c, nil
+	return c, enviTypeName(h.dataType), nil
+}
+
+// enviTypeName returns the DTypes name of an ENVI data type.
+func enviTypeName(dataType int) string {
+	switch dataType {
+	case enviUint8:
+		return "uint8"
+	case enviInt16:
+		return "int16"
+	case enviUint16:
+		return "uint16"
+	case enviFloat32:
+		return "float32"
+	}
+	return "float64"
 }
 
 // mulInt returns the product of xs and whether it fits in an int.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,6 +109,92 @@ func FuzzReadPNGStack(f *testing.F) {
 			want, gray := referenceLevel(ref, r.Min.X+i%c.Width, r.Min.Y+i/c.Width)
 			if !gray || v != want || v < 0 || v > 255 {
 				t.Fatalf("pixel %d: got %v, reference %v (gray %v)", i, v, want, gray)
+			}
+		}
+	})
+}
+
+// addFixtures seeds f with the fixtures whose names end in ext.
+func addFixtures(f *testing.F, ext string) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "arrays", "*"+ext))
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no %s fixtures: %v", ext, err)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
+
+// checkDecoded checks a cube decoded from fuzzed bytes: a sane size, as
+// many values as voxels, all finite.
+func checkDecoded(t *testing.T, c *Cube) {
+	if c.Height <= 0 || c.Width <= 0 || c.Bands <= 0 || len(c.Data) != c.Height*c.Width*c.Bands {
+		t.Fatalf("cube %s with %d values", c.Size(), len(c.Data))
+	}
+	for i, v := range c.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("value %d is %v", i, v)
+		}
+	}
+	if err := checkCube(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzReadNPY decodes fuzzed bytes as a .npy file. Decoding must not panic;
+// an error must name the file; a decoded cube must be sane and survive
+// being written as float64 and read back unchanged, in its axis order.
+func FuzzReadNPY(f *testing.F) {
+	addFixtures(f, ".npy")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const name = "fuzz.npy"
+		for _, axes := range []string{"HWB", "BHW"} {
+			c, dtype, err := decodeNPY(data, axes, name)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), name+": ") {
+					t.Fatalf("error %q does not name the file", err)
+				}
+				continue
+			}
+			checkDecoded(t, c)
+			if !slices.Contains(DTypes, dtype) {
+				t.Fatalf("element type %q", dtype)
+			}
+			path := filepath.Join(t.TempDir(), "back.npy")
+			if _, err := writeNPY(path, c, axes, typeFloat64, 1, false); err != nil {
+				t.Fatal(err)
+			}
+			back, _, err := readNPY(path, axes)
+			if err != nil || !back.SameSize(c) || !slices.Equal(back.Data, c.Data) {
+				t.Fatalf("write and read back: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzReadMAT decodes fuzzed bytes as a MAT-file, taking the one 3-D
+// variable or the variable named. Decoding must not panic; an error must
+// name the file; a decoded cube must be sane, and its wavelengths, if any,
+// one finite value per band.
+func FuzzReadMAT(f *testing.F) {
+	addFixtures(f, ".mat")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const name = "fuzz.mat"
+		for _, variable := range []string{"", "cube", "dbl"} {
+			c, dtype, v, err := decodeMAT(data, variable, "HWB", name)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), name+": ") {
+					t.Fatalf("error %q does not name the file", err)
+				}
+				continue
+			}
+			checkDecoded(t, c)
+			if !slices.Contains(DTypes, dtype) || variable != "" && v != variable {
+				t.Fatalf("element type %q, variable %q (asked for %q)", dtype, v, variable)
 			}
 		}
 	})

@@ -1,0 +1,514 @@
+package msi
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"tdsc/internal/option"
+)
+
+// fixture returns the path of a file of testdata/arrays (made by
+// scripts/make-fixtures.py).
+func fixture(name string) string { return filepath.Join("..", "..", "testdata", "arrays", name) }
+
+// fixtureF is the formula the fixtures hold: f(h, w, b) = 20h + 3w + 7b + 1.
+func fixtureF(h, w, b int) float64 { return float64(20*h + 3*w + 7*b + 1) }
+
+// The stored values of each kind of fixture, as make-fixtures.py writes them.
+var fixtureValues = map[string]func(h, w, b int) float64{
+	"refl":     func(h, w, b int) float64 { return fixtureF(h, w, b) / 100 },
+	"u8":       fixtureF,
+	"u16":      func(h, w, b int) float64 { return fixtureF(h, w, b) * 700 },
+	"i16":      func(h, w, b int) float64 { return fixtureF(h, w, b) - 40 },
+	"counts12": func(h, w, b int) float64 { return fixtureF(h, w, b) * 40 },
+}
+
+func TestReadArrayFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		file, axes, values, dtype, variable string
+		scale                               float64 // expected automatic scale
+		float32                             bool    // values rounded to float32 in the file
+		wavelengths                         bool
+	}{
+		{file: "refl_f4_c.npy", values: "refl", dtype: "float32", scale: 255, float32: true},
+		{file: "refl_f4_f.npy", values: "refl", dtype: "float32", scale: 255, float32: true},
+		{file: "refl_f8_be_c.npy", values: "refl", dtype: "float64", scale: 255},
+		{file: "counts12_f8_f.npy", values: "counts12", dtype: "float64", scale: 255.0 / 4095},
+		{file: "u16_c.npy", values: "u16", dtype: "uint16", scale: 255.0 / 65535},
+		{file: "u16_be_f.npy", values: "u16", dtype: "uint16", scale: 255.0 / 65535},
+		{file: "u8_c.npy", values: "u8", dtype: "uint8", scale: 1},
+		{file: "u8_f.npy", values: "u8", dtype: "uint8", scale: 1},
+		{file: "i16_c.npy", values: "i16", dtype: "int16", scale: 1},
+		{file: "refl_f4_bhw.npy", axes: "BHW", values: "refl", dtype: "float32", scale: 255, float32: true},
+		{file: "refl_f4_wbh_f.npy", axes: "wbh", values: "refl", dtype: "float32", scale: 255, float32: true},
+		{file: "refl_v5.mat", values: "refl", dtype: "float64", variable: "cube", scale: 255, wavelengths: true},
+		{file: "refl_v7z.mat", values: "refl", dtype: "float64", variable: "cube", scale: 255, wavelengths: true},
+		{file: "refl_v7z.mat:cube", values: "refl", dtype: "float64", variable: "cube", scale: 255, wavelengths: true},
+		{file: "classes_v7z.mat:c_double", values: "refl", dtype: "float64", variable: "c_double", scale: 255},
+		{file: "classes_v7z.mat:c_single", values: "refl", dtype: "float32", variable: "c_single", scale: 255, float32: true},
+		{file: "classes_v7z.mat:c_uint8", values: "u8", dtype: "uint8", variable: "c_uint8", scale: 1},
+		{file: "classes_v7z.mat:c_uint16", values: "u16", dtype: "uint16", variable: "c_uint16", scale: 255.0 / 65535},
+		{file: "classes_v7z.mat:c_int16", values: "i16", dtype: "int16", variable: "c_int16", scale: 1},
+		{file: "two_cubes.mat:first", values: "refl", dtype: "float64", variable: "first", scale: 255},
+		{file: "two_cubes.mat:second", values: "u16", dtype: "uint16", variable: "second", scale: 255.0 / 65535},
+		{file: "be.mat:dbl", values: "u8", dtype: "float64", variable: "dbl", scale: 1, wavelengths: true},
+		{file: "be.mat:u16", values: "u16", dtype: "uint16", variable: "u16", scale: 255.0 / 65535, wavelengths: true},
+		{file: "refl_v73.mat", values: "refl", dtype: "float64", variable: "cube", scale: 255, wavelengths: true},
+		{file: "v73_chunked.mat", values: "u16", dtype: "uint16", variable: "u16", scale: 255.0 / 65535},
+		{file: "v73_two.mat:first", values: "refl", dtype: "float64", variable: "first", scale: 255},
+		{file: "v73_two.mat:second", values: "i16", dtype: "int16", variable: "second", scale: 1},
+		{file: "v73_latest.mat", values: "refl", dtype: "float32", variable: "cube", scale: 255, float32: true},
+		{file: "v73_compact.mat", values: "u8", dtype: "uint8", variable: "cube", scale: 1},
+		{file: "v73_noattr.mat", values: "u16", dtype: "uint16", variable: "cube", scale: 255.0 / 65535},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			// Stored values, scale 1.
+			c, src, err := OpenWith(fixture(tc.file), ReadOptions{Axes: tc.axes, Scale: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantAxes := strings.ToUpper(tc.axes)
+			if wantAxes == "" {
+				wantAxes = "HWB"
+			}
+			if c.Height != 4 || c.Width != 5 || c.Bands != 3 {
+				t.Fatalf("size %s, want 4×5×3", c.Size())
+			}
+			if src.DType != tc.dtype || src.Axes != wantAxes || src.Scale != 1 || src.Variable != tc.variable {
+				t.Fatalf("source %+v, want dtype %s, axes %s, scale 1, variable %q", src, tc.dtype, wantAxes, tc.variable)
+			}
+			value := fixtureValues[tc.values]
+			for b := range 3 {
+				for y := range 4 {
+					for x := range 5 {
+						want := value(y, x, b)
+						if tc.float32 {
+							want = float64(float32(want))
+						}
+						if got := c.At(y, x, b); got != want {
+							t.Fatalf("voxel (%d, %d, %d) = %v, want %v", y, x, b, got, want)
+						}
+					}
+				}
+			}
+			if got := c.Wavelengths; tc.wavelengths != (got != nil) || tc.wavelengths && !slices.Equal(got, []float64{400, 410, 420}) {
+				t.Fatalf("wavelengths %v, want them: %v", got, tc.wavelengths)
+			}
+
+			// Automatic scale.
+			a, src, err := OpenWith(fixture(tc.file), ReadOptions{Axes: tc.axes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src.Scale != tc.scale {
+				t.Fatalf("automatic scale %v, want %v", src.Scale, tc.scale)
+			}
+			for i := range a.Data {
+				if a.Data[i] != c.Data[i]*tc.scale {
+					t.Fatalf("value %d: %v after scaling, want %v × %v", i, a.Data[i], c.Data[i], tc.scale)
+				}
+			}
+		})
+	}
+}
+
+func TestAutoScale(t *testing.T) {
+	for _, tc := range []struct {
+		dtype string
+		max   float64
+		want  float64
+	}{
+		{"uint8", 255, 1},
+		{"uint8", 0, 1},
+		{"uint16", 255, 1},
+		{"uint16", 256, 255.0 / 511},
+		{"uint16", 1023, 255.0 / 1023},
+		{"uint16", 4000, 255.0 / 4095},
+		{"uint16", 4095, 255.0 / 4095},
+		{"uint16", 4096, 255.0 / 8191},
+		{"uint16", 65535, 255.0 / 65535},
+		{"int16", 32767, 255.0 / 32767},
+		{"int16", -5, 1},
+		{"float32", 1, 255},
+		{"float32", 0.2, 255},
+		{"float64", -3, 255},
+		{"float64", 1.3, 255},
+		{"float64", 2, 255},
+		{"float64", 2.0001, 1},
+		{"float64", 255, 1},
+		{"float64", 255.5, 255.0 / 511},
+		{"float64", 1e6, 255 / (math.Exp2(20) - 1)},
+	} {
+		if got := AutoScale(tc.dtype, tc.max); got != tc.want {
+			t.Errorf("AutoScale(%s, %v) = %v, want %v", tc.dtype, tc.max, got, tc.want)
+		}
+	}
+	// The full-scale value of the chosen depth lands on 255, and the
+	// largest value at most on it, for any maximum.
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 1000 {
+		m := math.Exp2(rng.Float64()*40) + 255
+		s := AutoScale("float64", m)
+		full := 255 / s
+		if m*s > 255*(1+1e-12) || math.Abs(full-math.Round(full)) > 1e-6*full || full > 2*m+1 {
+			t.Fatalf("max %v: scale %v, full scale %v", m, s, full)
+		}
+	}
+}
+
+// randomWhole returns a random cube whose values are whole numbers in
+// [lo, hi].
+func randomWhole(rng *rand.Rand, h, w, b int, lo, hi float64) *Cube {
+	c := NewCube(h, w, b)
+	for i := range c.Data {
+		c.Data[i] = lo + float64(rng.IntN(int(hi-lo)+1))
+	}
+	return c
+}
+
+func TestArrayRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	dir := t.TempDir()
+	for _, ext := range []string{".npy", ".mat"} {
+		for _, dtype := range append([]string{""}, DTypes...) {
+			for _, axes := range []string{"", "HWB", "BHW", "WBH", "HBW", "BWH", "WHB"} {
+				for _, scale := range []float64{0, 1, 255, 255.0 / 65535} {
+					name := filepath.Join(dir, "x"+dtype+axes+ext)
+					c := randomCube(rng, 3+rng.IntN(3), 2+rng.IntN(4), 1+rng.IntN(5), 0, 255)
+					if rng.IntN(2) == 0 {
+						c.Wavelengths = make([]float64, c.Bands)
+						for i := range c.Wavelengths {
+							c.Wavelengths[i] = 400 + 10.5*float64(i)
+						}
+					}
+					// What the stored values decode to, on the working scale.
+					want := c.Clone()
+					s := scale
+					if s == 0 {
+						s = 1
+					}
+					for i, v := range want.Data {
+						stored := v / s
+						switch dtype {
+						case "", "float32":
+							stored = float64(float32(stored))
+						case "uint8":
+							stored = math.Max(0, math.Min(255, math.Round(stored)))
+						case "uint16":
+							stored = math.Max(0, math.Min(65535, math.Round(stored)))
+						case "int16":
+							stored = math.Max(-32768, math.Min(32767, math.Round(stored)))
+						}
+						want.Data[i] = stored * s
+					}
+					if ext == ".npy" {
+						want.Wavelengths = nil
+					}
+					info, err := Write(name, c, WriteOptions{Axes: axes, DType: dtype, Scale: scale, Force: true})
+					if err != nil {
+						t.Fatalf("%s %s %s: %v", ext, dtype, axes, err)
+					}
+					if info.Clipped != 0 && (dtype == "" || strings.HasPrefix(dtype, "float")) {
+						t.Fatalf("%s: %d clipped float values", name, info.Clipped)
+					}
+					got, src, err := OpenWith(name, ReadOptions{Axes: axes, Scale: s})
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantDType := dtype
+					if wantDType == "" {
+						wantDType = "float32"
+					}
+					if src.DType != wantDType || src.Scale != s {
+						t.Fatalf("%s: source %+v, want dtype %s scale %v", name, src, wantDType, s)
+					}
+					if !got.SameSize(c) || !slices.Equal(got.Wavelengths, want.Wavelengths) {
+						t.Fatalf("%s: read %s with wavelengths %v, wrote %s with %v", name, got.Size(), got.Wavelengths, c.Size(), want.Wavelengths)
+					}
+					for i := range got.Data {
+						if got.Data[i] != want.Data[i] {
+							t.Fatalf("%s (axes %q, scale %v): value %d = %v, want %v (written %v)", name, axes, scale, i, got.Data[i], want.Data[i], c.Data[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWriteLikeSource reads each fixture with the automatic scale and writes
+// it back like its source with its own element type: the stored values must
+// come back exactly.
+func TestWriteLikeSource(t *testing.T) {
+	dir := t.TempDir()
+	for _, file := range []string{"u16_be_f.npy", "refl_f4_bhw.npy", "i16_c.npy", "refl_v7z.mat", "classes_v7z.mat:c_uint16", "be.mat:dbl"} {
+		axes := ""
+		if strings.Contains(file, "bhw") {
+			axes = "BHW"
+		}
+		c, src, err := OpenWith(fixture(file), ReadOptions{Axes: axes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _, err := OpenWith(fixture(file), ReadOptions{Axes: axes, Scale: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := splitMATPath(file)
+		out := filepath.Join(dir, "out"+filepath.Ext(f))
+		if _, err := Write(out, c, WriteOptions{Force: true}.Like(src, true)); err != nil {
+			t.Fatal(err)
+		}
+		back, bsrc, err := OpenWith(out, ReadOptions{Axes: src.Axes, Scale: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bsrc.DType != src.DType || bsrc.Variable != src.Variable {
+			t.Fatalf("%s: wrote %+v, read %+v", file, src, bsrc)
+		}
+		if !slices.Equal(back.Data, stored.Data) {
+			t.Fatalf("%s: stored values changed by reading and writing back", file)
+		}
+	}
+}
+
+func TestWriteMATVariableName(t *testing.T) {
+	dir := t.TempDir()
+	c := randomCube(rand.New(rand.NewPCG(1, 2)), 2, 3, 4, 0, 255)
+	for _, tc := range []struct{ path, option, want string }{
+		{"a.mat", "", "cube"},
+		{"b.mat", "noisy", "noisy"},
+		{"c.mat:denoised", "noisy", "denoised"},
+	} {
+		path := filepath.Join(dir, tc.path)
+		if _, err := Write(path, c, WriteOptions{Variable: tc.option}); err != nil {
+			t.Fatal(err)
+		}
+		file, _ := splitMATPath(path)
+		if _, err := os.Stat(file); err != nil {
+			t.Fatal(err)
+		}
+		_, src, err := OpenWith(file, ReadOptions{})
+		if err != nil || src.Variable != tc.want {
+			t.Fatalf("%s: variable %q (%v), want %q", tc.path, src.Variable, err, tc.want)
+		}
+		if err := RefuseExisting(path); !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("RefuseExisting(%s) = %v", path, err)
+		}
+	}
+	for _, bad := range []string{"1x", "a b", "wavelengths", strings.Repeat("x", 64)} {
+		c := c.Clone()
+		c.Wavelengths = []float64{1, 2, 3, 4}
+		path := filepath.Join(dir, "bad.mat")
+		if _, err := Write(path, c, WriteOptions{Variable: bad}); err == nil || !strings.Contains(err.Error(), path) {
+			t.Fatalf("variable %q: got %v, want an error naming %s", bad, err, path)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("variable %q: %s left behind", bad, path)
+		}
+	}
+}
+
+func TestArrayWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	c := randomCube(rand.New(rand.NewPCG(3, 4)), 2, 3, 2, 0, 255)
+	for _, name := range []string{"x.npy", "x.mat"} {
+		path := filepath.Join(dir, name)
+		if _, err := Write(path, c, WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(path)
+		if _, err := Write(path, c, WriteOptions{}); !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("%s: overwrite without force: %v", name, err)
+		}
+		bad := c.Clone()
+		bad.Data[3] = math.NaN()
+		if _, err := Write(path, bad, WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "band 0, line 1, sample 0") {
+			t.Fatalf("%s: NaN: %v", name, err)
+		}
+		huge := c.Clone()
+		huge.Data[0] = 1e300
+		if _, err := Write(path, huge, WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "float32") {
+			t.Fatalf("%s: 1e300 as float32: %v", name, err)
+		}
+		after, _ := os.ReadFile(path)
+		if !slices.Equal(before, after) {
+			t.Fatalf("%s changed by failed writes", name)
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".tmp-") {
+				t.Fatalf("temporary file %s left behind", e.Name())
+			}
+		}
+		info, err := Write(path, randomWhole(rand.New(rand.NewPCG(1, 1)), 2, 2, 2, -300, 300), WriteOptions{Force: true, DType: "uint8"})
+		if err != nil || info.Clipped == 0 {
+			t.Fatalf("%s: uint8 output of [-300, 300]: clipped %d, %v", name, info.Clipped, err)
+		}
+	}
+}
+
+// truncations returns prefixes of data at several lengths.
+func truncations(data []byte) [][]byte {
+	var out [][]byte
+	for _, n := range []int{0, 3, 7, 9, 11, 60, 100, 127, 129, 135, 140, 200, len(data) / 2, len(data) - 9, len(data) - 1} {
+		if n >= 0 && n < len(data) {
+			out = append(out, data[:n])
+		}
+	}
+	return out
+}
+
+func TestReadArrayTruncated(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"refl_f4_c.npy", "u16_be_f.npy", "refl_v5.mat", "refl_v7z.mat", "be.mat:dbl", "be.mat:u16", "classes_v7z.mat:c_uint16",
+		"refl_v73.mat", "v73_chunked.mat", "v73_latest.mat", "v73_compact.mat"} {
+		file, variable := splitMATPath(name)
+		data, err := os.ReadFile(fixture(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, _, err := OpenWith(fixture(name), ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cuts := truncations(data)
+		for n := 0; n < len(data); n += 1 + len(data)/97 {
+			cuts = append(cuts, data[:n])
+		}
+		for _, short := range cuts {
+			path := filepath.Join(dir, "short"+filepath.Ext(file))
+			if err := os.WriteFile(path, short, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			arg := path
+			if variable != "" {
+				arg += ":" + variable
+			}
+			c, _, err := OpenWith(arg, ReadOptions{})
+			if err == nil {
+				// A cut after everything the variable needs (a later
+				// variable, HDF5 bookkeeping) may still read: the same
+				// values, then. A .npy file is one array: any cut fails.
+				if filepath.Ext(file) == ".npy" || !c.SameSize(full) || !slices.Equal(c.Data, full.Data) {
+					t.Fatalf("%s cut to %d bytes: read without error", name, len(short))
+				}
+				continue
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("%s cut to %d bytes: error %q does not name the file", name, len(short), err)
+			}
+		}
+	}
+}
+
+func TestReadArrayErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	npyNaN, _ := os.ReadFile(fixture("refl_f8_be_c.npy"))
+	npyNaN = slices.Clone(npyNaN)
+	copy(npyNaN[len(npyNaN)-8:], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1}) // big-endian NaN in the last value
+	matNaN, _ := os.ReadFile(fixture("refl_v5.mat"))
+	matNaN = slices.Clone(matNaN)
+	// The cube's real part comes first; make its 6th value +Inf (little-endian).
+	// The name "cube" is a small element: its 4 bytes, then the real part's tag.
+	off := strings.Index(string(matNaN), "cube") + 4 + 8
+	copy(matNaN[off+5*8:], []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x7f})
+	badDescr := []byte(strings.Replace(string(must(os.ReadFile(fixture("u8_c.npy")))), "|u1", "<c8", 1))
+	badVersion := slices.Clone(must(os.ReadFile(fixture("u8_c.npy"))))
+	badVersion[6] = 9
+	extra := append(slices.Clone(must(os.ReadFile(fixture("u8_c.npy")))), 0)
+	badEndian := slices.Clone(must(os.ReadFile(fixture("refl_v5.mat"))))
+	badEndian[126] = 'X'
+	for _, tc := range []struct {
+		path string
+		opts ReadOptions
+		want string
+	}{
+		{fixture("plane.npy"), ReadOptions{}, "2-D (shape (4, 5))"},
+		{fixture("four_d.npy"), ReadOptions{}, "4-D"},
+		{write("magic.npy", []byte("NUMPY\x01\x00xxxxxxxxxxxxxxxxxx")), ReadOptions{}, "not a .npy file"},
+		{write("empty.npy", nil), ReadOptions{}, "empty file"},
+		{write("descr.npy", badDescr), ReadOptions{}, `unsupported element type "<c8"`},
+		{write("version.npy", badVersion), ReadOptions{}, "version 9.0"},
+		{write("extra.npy", extra), ReadOptions{}, "1 bytes after the data"},
+		{write("nan.npy", npyNaN), ReadOptions{}, "value NaN at band 2, line 3, sample 4"},
+		{write("inf.mat", matNaN), ReadOptions{}, "value +Inf at band 0, line 1, sample 1"},
+		{fixture("plane.mat"), ReadOptions{}, "no 3-D numeric variable to take as the cube (it holds plane (4×5 double))"},
+		{fixture("plane.mat:plane"), ReadOptions{}, "variable plane is 2-D (4×5)"},
+		{fixture("two_cubes.mat"), ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 uint16): say which with"},
+		{fixture("two_cubes.mat:third"), ReadOptions{}, `no variable "third" (it holds first (4×5×3 double), second (4×5×3 uint16), plane (4×5 double))`},
+		{fixture("classes_v7z.mat"), ReadOptions{}, "6 3-D variables"},
+		{fixture("classes_v7z.mat:c_int32"), ReadOptions{}, "class int32 (4×5×3), which is not supported"},
+		{fixture("classes_v7z.mat:c_complex"), ReadOptions{}, "c_complex is complex"},
+		{fixture("classes_v7z.mat:c_logical"), ReadOptions{}, "class logical"},
+		{fixture("classes_v7z.mat:note"), ReadOptions{}, "class char"},
+		{fixture("v73_latest_chunked.mat"), ReadOptions{}, "variable cube: chunked data with an HDF5 1.10 chunk index (data layout version 4) is not supported; re-saving the file as v7"},
+		{fixture("v73_two.mat"), ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 int16)"},
+		{fixture("v73_chunked.mat:note"), ReadOptions{}, "class char (1×10)"},
+		{fixture("v73_chunked.mat:mask"), ReadOptions{}, "class logical (4×5×3)"},
+		{fixture("v73_chunked.mat:meta"), ReadOptions{}, "class struct (1×1)"},
+		{fixture("v73_chunked.mat:nothing"), ReadOptions{}, `no variable "nothing" (it holds mask (4×5×3 logical), meta (1×1 struct), note (1×10 char), u16 (4×5×3 uint16))`},
+		{write("magic.mat", []byte(strings.Repeat("x", 200))), ReadOptions{}, "not a MAT-file"},
+		{write("endian.mat", badEndian), ReadOptions{}, "endian indicator"},
+		{write("x.tif", []byte("II*")), ReadOptions{}, "unknown format"},
+		{fixture("u8_c.npy"), ReadOptions{Axes: "HWH"}, "axes"},
+		{fixture("u8_c.npy"), ReadOptions{Scale: -1}, "scale -1"},
+		{fixture("u8_c.npy"), ReadOptions{Scale: math.NaN()}, "scale NaN"},
+		{filepath.Join("..", "..", "testdata", "balloons_crop128"), ReadOptions{Scale: 2}, "does not apply to a PNG band stack"},
+		{filepath.Join("..", "..", "testdata", "balloons_crop128"), ReadOptions{Axes: "BHW"}, "fixed layout"},
+		{fixture("missing.mat:cube"), ReadOptions{}, "missing.mat: no such file"},
+	} {
+		_, _, err := OpenWith(tc.path, tc.opts)
+		file, _ := splitMATPath(tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.path, err, tc.want)
+			continue
+		}
+		var oe *option.Error
+		if !errors.As(err, &oe) && !strings.Contains(err.Error(), file) {
+			t.Errorf("%s: error %q does not name the file", tc.path, err)
+		}
+	}
+}
+
+// TestOpenWithENVIUnchanged checks that the automatic scale leaves ENVI
+// input as it was, whatever its type, and that an explicit scale is applied.
+func TestOpenWithENVIUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	for _, dt := range []int{enviUint8, enviUint16, enviInt16, enviFloat32, enviFloat64} {
+		hdr := synthENVI(t, dir, dt, "bsq", false, 0, 3, 2, 2)
+		want, _, err := readENVI(hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, src, err := OpenWith(hdr, ReadOptions{})
+		if err != nil || src.Scale != 1 || src.Format != "envi" || !slices.Equal(got.Data, want.Data) {
+			t.Fatalf("data type %d: source %+v, err %v, values changed: %v", dt, src, err, !slices.Equal(got.Data, want.Data))
+		}
+		got, src, err = OpenWith(hdr, ReadOptions{Scale: 2})
+		if err != nil || src.Scale != 2 || got.Data[1] != 2*want.Data[1] {
+			t.Fatalf("data type %d, scale 2: %+v, %v", dt, src, err)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Regenerate the array-file fixtures of testdata/arrays with NumPy, SciPy and h5py.
+
+Usage (from the repository root; needs numpy, scipy and h5py, e.g. Debian's
+python3-numpy, python3-scipy and python3-h5py):
+
+    python3 scripts/make-fixtures.py [OUTPUT_DIR]
+
+OUTPUT_DIR defaults to testdata/arrays. Every cube is 4x5x3 (height x width x
+bands) and holds a known formula of the voxel position, so the Go tests check
+the decoded values without Python:
+
+    f(h, w, b) = 20*h + 3*w + 7*b + 1      (1 .. 87)
+
+Each file's values are f scaled as its name says (see VALUES below). The files
+are written by the tools users write cubes with (np.save, scipy.io.savemat,
+h5py, the v7.3 files with the 512-byte MATLAB header that MATLAB writes);
+the big-endian MAT-file, which SciPy cannot write, is written by hand
+below and checked by reading it back with scipy.io.loadmat.
+"""
+
+import os
+import struct
+import sys
+import zlib
+
+import h5py
+import numpy as np
+import scipy.io
+
+H, W, B = 4, 5, 3
+WAVELENGTHS = np.array([[400.0, 410.0, 420.0]])
+
+
+def formula():
+    h, w, b = np.meshgrid(np.arange(H), np.arange(W), np.arange(B), indexing="ij")
+    return (20 * h + 3 * w + 7 * b + 1).astype(np.float64)  # shape (H, W, B)
+
+
+F = formula()
+
+# Values of each kind of fixture, as functions of F. The Go tests mirror them.
+VALUES = {
+    "refl": F / 100,  # reflectance in [0, 1]: automatic scale 255
+    "u8": F,  # uint8: scale 1
+    "u16": F * 700,  # full-range 16-bit counts: scale 255/65535
+    "i16": F - 40,  # int16 with negative values: scale 1
+    "counts12": F * 40,  # 12-bit counts as float64: scale 255/4095
+}
+
+
+def save_npy(out, name, values, dtype, order="C", axes="HWB"):
+    """np.save a cube with its axes in the order axes, in memory order order."""
+    a = values.astype(dtype)
+    perm = ["HWB".index(c) for c in axes]
+    a = np.transpose(a, perm)
+    a = np.asfortranarray(a) if order == "F" else np.ascontiguousarray(a)
+    np.save(os.path.join(out, name), a)
+
+
+def mat_be(path, variables):
+    """Write a big-endian level-5 MAT-file (uncompressed).
+
+    variables: list of (name, class_code, dims, storage_type, bytes_big_endian).
+    """
+
+    def element(typ, data):
+        pad = (-len(data)) % 8
+        return struct.pack(">II", typ, len(data)) + data + b"\0" * pad
+
+    with open(path, "wb") as f:
+        text = b"MATLAB 5.0 MAT-file, big-endian fixture"
+        f.write(text + b" " * (116 - len(text)) + b"\0" * 8 + struct.pack(">H", 0x0100) + b"MI")
+        for name, cls, dims, typ, data in variables:
+            body = element(6, struct.pack(">II", cls, 0))
+            body += element(5, struct.pack(">%di" % len(dims), *dims))
+            nb = name.encode()
+            if len(nb) <= 4:  # small data element form
+                body += struct.pack(">HH", len(nb), 1) + nb + b"\0" * (4 - len(nb))
+            else:
+                body += element(1, nb)
+            body += element(typ, data)
+            f.write(struct.pack(">II", 14, len(body)) + body)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("testdata", "arrays")
+    os.makedirs(out, exist_ok=True)
+
+    # .npy: each element type, C and Fortran order, both byte orders.
+    save_npy(out, "refl_f4_c.npy", VALUES["refl"], "<f4")
+    save_npy(out, "refl_f4_f.npy", VALUES["refl"], "<f4", order="F")
+    save_npy(out, "refl_f8_be_c.npy", VALUES["refl"], ">f8")
+    save_npy(out, "counts12_f8_f.npy", VALUES["counts12"], "<f8", order="F")
+    save_npy(out, "u16_c.npy", VALUES["u16"], "<u2")
+    save_npy(out, "u16_be_f.npy", VALUES["u16"], ">u2", order="F")
+    save_npy(out, "u8_c.npy", VALUES["u8"], "|u1")
+    save_npy(out, "u8_f.npy", VALUES["u8"], "|u1", order="F")
+    save_npy(out, "i16_c.npy", VALUES["i16"], "<i2")
+    # PyTorch stores images as (bands, height, width).
+    save_npy(out, "refl_f4_bhw.npy", VALUES["refl"], "<f4", axes="BHW")
+    save_npy(out, "refl_f4_wbh_f.npy", VALUES["refl"], "<f4", order="F", axes="WBH")
+    # Not cubes: a 2-D image and a 4-D array.
+    np.save(os.path.join(out, "plane.npy"), VALUES["u8"][:, :, 0].astype("<f4"))
+    np.save(os.path.join(out, "four_d.npy"), np.zeros((2, 2, 2, 2), "<f4"))
+
+    # Level-5 MAT-files through SciPy, uncompressed (v6) and compressed (v7).
+    cube = {"cube": VALUES["refl"], "wavelengths": WAVELENGTHS}
+    scipy.io.savemat(os.path.join(out, "refl_v5.mat"), cube, do_compression=False)
+    scipy.io.savemat(os.path.join(out, "refl_v7z.mat"), cube, do_compression=True)
+    classes = {
+        "c_double": VALUES["refl"],
+        "c_single": VALUES["refl"].astype(np.float32),
+        "c_uint8": VALUES["u8"].astype(np.uint8),
+        "c_uint16": VALUES["u16"].astype(np.uint16),
+        "c_int16": VALUES["i16"].astype(np.int16),
+        "c_int32": VALUES["u8"].astype(np.int32),
+        "c_complex": VALUES["refl"] + 1j,
+        "c_logical": VALUES["u8"] > 40,
+        "plane": VALUES["u8"][:, :, 0],
+        "note": "not a cube",
+    }
+    scipy.io.savemat(os.path.join(out, "classes_v7z.mat"), classes, do_compression=True)
+    scipy.io.savemat(
+        os.path.join(out, "two_cubes.mat"),
+        {"first": VALUES["refl"], "second": VALUES["u16"].astype(np.uint16), "plane": VALUES["u8"][:, :, 0]},
+    )
+    scipy.io.savemat(os.path.join(out, "plane.mat"), {"plane": VALUES["u8"][:, :, 0]})
+
+    # Big-endian, with a double array stored as uint8 the way MATLAB saves
+    # whole-numbered doubles, and a uint16 one stored as it is.
+    col = lambda v, dt: np.asarray(v, dtype=dt).flatten(order="F").tobytes()
+    mat_be(
+        os.path.join(out, "be.mat"),
+        [
+            ("dbl", 6, [H, W, B], 2, col(VALUES["u8"], ">u1")),
+            ("u16", 11, [H, W, B], 4, col(VALUES["u16"], ">u2")),
+            ("wavelengths", 6, [1, B], 9, col(WAVELENGTHS, ">f8")),
+        ],
+    )
+    back = scipy.io.loadmat(os.path.join(out, "be.mat"))
+    assert np.array_equal(back["dbl"], VALUES["u8"]), "be.mat: dbl does not read back"
+    assert np.array_equal(back["u16"], VALUES["u16"]), "be.mat: u16 does not read back"
+    assert back["u16"].dtype.kind == "u" and back["u16"].dtype.itemsize == 2
+
+    # MATLAB v7.3: HDF5 with a 512-byte MAT-file header in the user block.
+    # h5py sees MATLAB's dimensions reversed: an H x W x B cube is (B, W, H).
+    def v73(name, libver="earliest"):
+        # Through the low-level API, so that the root group records no
+        # times either and the files are the same every run.
+        fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+        fcpl.set_userblock(512)
+        fcpl.set_obj_track_times(False)
+        fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+        low = h5py.h5f.LIBVER_LATEST if libver == "latest" else h5py.h5f.LIBVER_EARLIEST
+        fapl.set_libver_bounds(low, h5py.h5f.LIBVER_LATEST)
+        return h5py.File(h5py.h5f.create(os.path.join(out, name).encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl))
+
+    def matlab(f, name, values, cls, **kw):
+        a = np.asarray(values)
+        d = f.create_dataset(name, data=np.ascontiguousarray(a.transpose(tuple(range(a.ndim))[::-1])), track_times=False, **kw)
+        d.attrs["MATLAB_class"] = np.bytes_(cls)
+        return d
+
+    with v73("refl_v73.mat") as f:  # contiguous, as MATLAB writes small arrays
+        matlab(f, "cube", VALUES["refl"], "double")
+        matlab(f, "wavelengths", WAVELENGTHS, "double")
+    with v73("v73_chunked.mat") as f:  # chunked and compressed, as MATLAB writes large ones
+        matlab(f, "u16", VALUES["u16"].astype(np.uint16), "uint16", chunks=(2, 3, 3), compression="gzip", shuffle=True, fletcher32=True)
+        matlab(f, "note", np.frombuffer("not a cube".encode("utf-16-le"), "<u2")[None, :], "char")
+        matlab(f, "mask", (VALUES["u8"] > 40).astype(np.uint8), "logical")
+        g = f.create_group("meta")
+        g.attrs["MATLAB_class"] = np.bytes_("struct")
+        f.create_group("#refs#")
+    with v73("v73_two.mat") as f:
+        matlab(f, "first", VALUES["refl"], "double", chunks=(3, 5, 4), compression="gzip")
+        matlab(f, "second", VALUES["i16"].astype(np.int16), "int16")
+    with v73("v73_latest.mat", libver="latest") as f:  # newer HDF5 structures, big-endian data
+        matlab(f, "cube", VALUES["refl"].astype(">f4"), "single")
+    with v73("v73_latest_chunked.mat", libver="latest") as f:  # chunk index of HDF5 1.10: refused
+        matlab(f, "cube", VALUES["refl"], "double", chunks=(1, 5, 4), compression="gzip")
+    with v73("v73_compact.mat") as f:  # compact layout, written through the low-level API
+        a = np.ascontiguousarray(VALUES["u8"].astype(np.uint8).transpose(2, 1, 0))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        dcpl.set_obj_track_times(False)
+        sid = h5py.h5s.create_simple(a.shape)
+        dsid = h5py.h5d.create(f.id, b"cube", h5py.h5t.STD_U8LE, sid, dcpl=dcpl)
+        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, a)
+        f["cube"].attrs["MATLAB_class"] = np.bytes_("uint8")
+    with v73("v73_noattr.mat") as f:  # written by h5py without MATLAB's attributes
+        f.create_dataset("cube", data=np.ascontiguousarray(VALUES["u16"].astype("<u2").transpose(2, 1, 0)), track_times=False)
+    for name in ["refl_v73.mat", "v73_chunked.mat", "v73_two.mat", "v73_latest.mat", "v73_latest_chunked.mat", "v73_compact.mat", "v73_noattr.mat"]:
+        with open(os.path.join(out, name), "r+b") as f:
+            text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: fixture HDF5 schema 1.00 ."
+            f.write(text + b" " * (116 - len(text)) + b"\0" * 8 + struct.pack("<H", 0x0200) + b"IM")
+        with h5py.File(os.path.join(out, name), "r") as f:  # still valid HDF5
+            assert "cube" in f or "u16" in f or "first" in f
+
+    # SciPy puts the date in the header text: fix it, so the files are the
+    # same every run.
+    for name in ["refl_v5.mat", "refl_v7z.mat", "classes_v7z.mat", "two_cubes.mat", "plane.mat"]:
+        with open(os.path.join(out, name), "r+b") as f:
+            text = b"MATLAB 5.0 MAT-file Platform: posix, Created by scipy.io.savemat for the fixtures"
+            f.write(text + b" " * (116 - len(text)))
+
+    # Sanity: every SciPy file reads back with the values written.
+    assert np.array_equal(scipy.io.loadmat(os.path.join(out, "refl_v7z.mat"))["cube"], VALUES["refl"])
+    print("wrote fixtures to", out)
+
+
+if __name__ == "__main__":
+    main()
