@@ -20,6 +20,7 @@ import (
 var commonFlags = map[string]bool{
 	"input": true, "out": true, "ref": true, "force": true, "method": true,
 	"sigma": true, "threads": true, "quiet": true, "help": true,
+	"axes": true, "scale": true, "dtype": true,
 }
 
 func newDenoiseCmd() *cobra.Command {
@@ -27,6 +28,7 @@ func newDenoiseCmd() *cobra.Command {
 		sf                          solverFlags
 		input, out, dict, save, ref string
 		method                      string
+		cf                          cubeFlags
 		nl                          nonlocal.Options
 		force                       bool
 	)
@@ -78,13 +80,13 @@ the input and the result on stdout.`,
 				return flagError(err)
 			}
 			log := newReporter(cmd)
-			noisy, err := msi.Open(input)
+			noisy, src, err := cf.open(input, log)
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			var clean *msi.Cube
 			if ref != "" {
-				if clean, err = msi.Open(ref); err != nil {
+				if clean, err = cf.openLike(ref, src); err != nil {
 					return err
 				}
 				if !clean.SameSize(noisy) {
@@ -126,7 +128,7 @@ the input and the result on stdout.`,
 				}
 			}
 			result.Description = describe(m, sigma)
-			if _, err := msi.Write(out, result, msi.WriteOptions{Force: force}); err != nil {
+			if _, err := msi.Write(out, result, cf.writeOptions(src, force)); err != nil {
 				if learned != nil {
 					os.Remove(save)
 				}
@@ -151,14 +153,15 @@ the input and the result on stdout.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&input, "input", "i", "", "noisy cube: a band-stack folder or an ENVI .hdr")
-	f.StringVarP(&out, "out", "o", "", "denoised cube: a PNG stack folder or an ENVI .hdr")
+	f.StringVarP(&input, "input", "i", "", "noisy cube: a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
+	f.StringVarP(&out, "out", "o", "", "denoised cube: a PNG stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
 	f.StringVarP(&method, "method", "m", denoise.Default, "denoising method: "+strings.Join(denoise.Names(), ", "))
 	f.StringVar(&dict, "dict", "", "2dsc: use this dictionary instead of learning one from the input")
 	f.StringVar(&save, "save-dict", "", "2dsc: save the dictionary learned from the input to this file")
 	f.StringVarP(&ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	sf.register(f, false)
+	cf.register(f, true)
 	f.IntVar(&nl.Wiener, "wiener", 0, "nonlocal: collaborative Wiener passes, -1 for none (default 2)")
 	f.IntVar(&nl.Rounds, "rounds", 0, "nonlocal: low-rank rounds (default 2)")
 	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: from the data, at least 10 for σ ≤ 15, else 6)")

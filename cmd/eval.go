@@ -13,7 +13,6 @@ import (
 
 	"tdsc/internal/gate"
 	"tdsc/internal/metrics"
-	"tdsc/internal/msi"
 )
 
 func newEvalCmd() *cobra.Command {
@@ -21,6 +20,7 @@ func newEvalCmd() *cobra.Command {
 		ref, baseline        string
 		perBand, asCSV, asJS bool
 		crit                 gate.Criteria
+		cf                   cubeFlags
 	)
 	c := &cobra.Command{
 		Use:   "eval --ref CLEAN INPUT...",
@@ -62,13 +62,13 @@ and why are written on stderr and eval exits with status 3 (errors exit with 1).
 				}
 				crit.Baseline = b
 			}
-			clean, err := msi.Open(ref)
+			clean, src, err := cf.open(ref, nil)
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			rows := make([]evalRow, len(inputs))
 			for i, in := range inputs {
-				x, err := msi.Open(in)
+				x, err := cf.openLike(in, src)
 				if err != nil {
 					return err
 				}
@@ -104,7 +104,7 @@ and why are written on stderr and eval exits with status 3 (errors exit with 1).
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&ref, "ref", "r", "", "clean reference cube: a band-stack folder or an ENVI .hdr")
+	f.StringVarP(&ref, "ref", "r", "", "clean reference cube: a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR] (array inputs are read with its axes and scale)")
 	f.BoolVar(&perBand, "per-band", false, "add a PSNR/SSIM row for every band (table and CSV)")
 	f.BoolVar(&asCSV, "csv", false, "print CSV")
 	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")
@@ -112,6 +112,7 @@ and why are written on stderr and eval exits with status 3 (errors exit with 1).
 	f.Float64Var(&crit.MinSSIM, "min-ssim", 0, "gate: fail (exit 3) if an input's mean SSIM is below this")
 	f.StringVar(&baseline, "baseline", "", "gate: JSON of an earlier eval --json to compare each input's PSNR with")
 	f.Float64Var(&crit.MaxDrop, "max-drop", 0, "gate: largest PSNR drop in dB below --baseline that still passes")
+	cf.register(f, false)
 	c.MarkFlagsMutuallyExclusive("csv", "json")
 	return c
 }

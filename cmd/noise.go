@@ -16,6 +16,7 @@ func newNoiseCmd() *cobra.Command {
 		sigma      float64
 		seed       uint64
 		force      bool
+		cf         cubeFlags
 	)
 	c := &cobra.Command{
 		Use:   "noise --input CLEAN --sigma S --seed N --out NOISY",
@@ -34,12 +35,12 @@ must clip the values to [0, 255] (a warning says how many).`,
 				return fmt.Errorf("--sigma must be a positive number, got %v", sigma)
 			}
 			log := newReporter(cmd)
-			clean, err := msi.Open(input)
+			clean, src, err := cf.open(input, log)
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			noisy := noise.Add(nil, clean, sigma, seed)
-			info, err := msi.Write(out, noisy, msi.WriteOptions{Force: force})
+			info, err := msi.Write(out, noisy, cf.writeOptions(src, force))
 			if err != nil {
 				return err
 			}
@@ -52,10 +53,11 @@ must clip the values to [0, 255] (a warning says how many).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&input, "input", "i", "", "clean cube: a band-stack folder or an ENVI .hdr")
-	f.StringVarP(&out, "out", "o", "", "noisy cube: an ENVI .hdr (lossless) or a PNG stack folder")
+	f.StringVarP(&input, "input", "i", "", "clean cube: a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
+	f.StringVarP(&out, "out", "o", "", "noisy cube: an ENVI .hdr or float .npy/.mat (lossless), or a PNG stack folder")
 	f.Float64Var(&sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale")
 	f.Uint64Var(&seed, "seed", 1, "seed of the noise generator")
 	f.BoolVar(&force, "force", false, "overwrite an existing output")
+	cf.register(f, true)
 	return c
 }

@@ -30,8 +30,9 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the command-line scripts in testdata/script. Inside a
-// script, $DATA is the shared data folder and $CROP the small balloons crop
-// committed under testdata/. Scripts that need the shared data start with
+// script, $DATA is the shared data folder, $CROP the small balloons crop
+// committed under testdata/ and $ARRAYS the .npy and .mat fixtures beside
+// it. Scripts that need the shared data start with
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
 // Two commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand) and unhex (see cmdUnhex).
@@ -44,11 +45,16 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	arrays, err := filepath.Abs(filepath.Join("..", "testdata", "arrays"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("DATA", data)
 			env.Setenv("CROP", crop)
+			env.Setenv("ARRAYS", arrays)
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){

@@ -8,7 +8,6 @@ import (
 
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/denoise"
-	"tdsc/internal/msi"
 	"tdsc/internal/render"
 	"tdsc/internal/twodsc"
 )
@@ -16,6 +15,7 @@ import (
 func newTrainCmd() *cobra.Command {
 	var (
 		sf                     solverFlags
+		cf                     cubeFlags
 		input, out, atomsImage string
 		force                  bool
 	)
@@ -37,9 +37,9 @@ slices side by side, contrast-normalised per atom).`,
 				return err
 			}
 			log := newReporter(cmd)
-			noisy, err := msi.Open(input)
+			noisy, _, err := cf.open(input, log)
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			o, err := sf.options(cmd.Flags())
 			if err != nil {
@@ -82,6 +82,7 @@ slices side by side, contrast-normalised per atom).`,
 	deprecatedSpelling(f, "out", "o", "save-dict")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	sf.register(f, true)
+	cf.register(f, false)
 	return c
 }
 

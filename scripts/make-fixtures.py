@@ -45,7 +45,7 @@ VALUES = {
     "u8": F,  # uint8: scale 1
     "u16": F * 700,  # full-range 16-bit counts: scale 255/65535
     "i16": F - 40,  # int16 with negative values: scale 1
-    "counts12": F * 40,  # 12-bit counts as float64: scale 255/4095
+    "counts12": F * 40,  # 12-bit counts as float64: auto scale 1 (floats over 2 are taken as they are)
 }
 
 

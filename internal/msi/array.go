@@ -216,8 +216,12 @@ func encodeArray(c *Cube, l layout, t elemType, scale float64) ([]byte, int, err
 //     highlights, which exceed 1 a little, on the same scale as the clean
 //     cube (a cube on the [0, 255] scale whose brightest value is 2 would
 //     be almost black);
-//   - any type with maxValue ≤ 255 (uint8 always): 1, the values are taken
-//     as they are;
+//   - float32 or float64 with a larger maxValue: 1. Float data beyond
+//     [0, 2] is taken to be on the working scale already: that is how tdsc
+//     writes float arrays made from PNG or ENVI inputs, and noisy [0, 255]
+//     data exceeds 255 (raw float counts need an explicit scale);
+//   - an integer type with maxValue ≤ 255 (uint8 always): 1, the values
+//     are taken as they are;
 //   - otherwise the values are taken to be counts of an n-bit sensor,
 //     with n the smallest whole number such that maxValue ≤ 2ⁿ − 1: the
 //     factor is 255/(2ⁿ − 1). So uint16 data from a 12-bit camera (largest
@@ -231,7 +235,7 @@ func AutoScale(dtype string, maxValue float64) float64 {
 	switch {
 	case float && maxValue <= 2:
 		return 255
-	case maxValue <= 255:
+	case float, maxValue <= 255:
 		return 1
 	}
 	bits := math.Ceil(math.Log2(maxValue + 1))

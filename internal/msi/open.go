@@ -314,3 +314,9 @@ func exists(path string) (os.FileInfo, bool, error) {
 	}
 	return nil, false, err
 }
+
+// IsArrayPath reports whether path names a .npy or .mat file (with or
+// without a :VAR suffix): the formats whose axes and scale ReadOptions set.
+func IsArrayPath(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".npy") || isMATPath(path)
+}
