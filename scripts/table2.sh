@@ -12,18 +12,22 @@
 # same patches coded as vectors, the paper's point of comparison) and
 # nonlocal (tdsc's default). --sigmas defaults to the paper's 5,10,20,30,50.
 # SCENE_DIR defaults to $TDSC_DATA/cave/balloons_ms (any CAVE-style band
-# stack folder works); OUT_DIR to table2-out/<scene>. Writes into OUT_DIR:
+# stack folder works); OUT_DIR to table2-out/<scene>. The runs are one
+# `tdsc batch` under OUT_DIR/runs, so an interrupted table resumes where it
+# stopped when run again. Writes into OUT_DIR:
 #   table2.md, table2.csv, table2.json  the table (the Markdown also on
 #                                       stdout): per method and σ, PSNR and
 #                                       SSIM, the paper's PSNR beside them
-#                                       (balloons only) and the wall seconds
+#                                       (balloons only), the wall seconds
+#                                       and the peak memory of the run
 #   eval-sigmaN.json                    the full eval of noisy and denoised
 #   dict-sigma30.png                    the 2dsc dictionary at σ = 30
 #   compare-420nm-sigma30.png           clean | noisy | 2dsc | nonlocal at 420 nm
-#   noisy30.hdr/.img, METHOD30.hdr/.img the σ = 30 cubes behind the pictures
+#   runs/SCENE/sigmaN-seed1/            the batch: noisy.hdr, METHOD.json (the
+#                                       result of a run), METHOD.hdr (its cube)
 # The pictures need 2dsc and nonlocal among the methods and σ = 30 among the
-# levels. The cubes of the other σ are deleted once scored (KEEP_CUBES=1
-# keeps them).
+# levels. The denoised cubes of the other σ are deleted once scored
+# (KEEP_CUBES=1 keeps them; a rerun redoes the runs whose cubes are gone).
 #
 # The binary is $TDSC (default bin/tdsc, built by `make table2`). Full
 # resolution (512×512×31 for CAVE) is used, as the paper's text describes;
@@ -89,32 +93,36 @@ paper_psnr() {
 # The result-level "psnr"/"ssim" of `tdsc eval --json` (6-space indent; the
 # per-band values are deeper), one line per input in order.
 field() { awk -v k="\"$1\":" '$0 ~ "^      " k { v = $2; sub(/,$/, "", v); print v }' "$2"; }
-now() { date +%s.%N; }
 
-declare -A psnr ssim secs
+# The runs: one tdsc batch over σ × method (seed 1), so that an interrupted
+# table resumes where it stopped; its result files give the wall time and
+# peak memory of every run, and the kept cubes the pictures.
+batch_args=()
+for m in "${ms[@]}"; do batch_args+=(--method "$m"); done
+"$tdsc" batch --scenes "$scene_dir" --sigma "$sigma_list" --seed 1 "${batch_args[@]}" \
+	--out "$out/runs" --keep-outputs --quiet
+# json_num KEY FILE prints the number of the top-level "KEY": of a result.
+json_num() { awk -v k="\"$1\":" '$1 == k { v = $2; sub(/,$/, "", v); print v }' "$2"; }
+
+declare -A psnr ssim secs rss
 for s in "${sigmas[@]}"; do
-	noisy=$out/noisy$s.hdr
-	"$tdsc" noise --input "$scene_dir" --sigma "$s" --seed 1 --out "$noisy" --force --quiet
-	cubes=("$noisy")
+	cell=$out/runs/$scene/sigma$s-seed1
+	cubes=("$cell/noisy.hdr")
 	for m in "${ms[@]}"; do
-		t0=$(now)
-		"$tdsc" denoise --method "$m" --input "$noisy" --sigma "$s" --out "$out/$m$s.hdr" --force --quiet
-		secs[$m,$s]=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
-		cubes+=("$out/$m$s.hdr")
+		secs[$m,$s]=$(awk -v v="$(json_num wall_seconds "$cell/$m.json")" 'BEGIN { printf "%.1f", v }')
+		rss[$m,$s]=$(awk -v v="$(json_num peak_rss_bytes "$cell/$m.json")" 'BEGIN { printf "%.0f", v / 1048576 }')
+		cubes+=("$cell/$m.hdr")
 	done
 	"$tdsc" eval --ref "$scene_dir" "${cubes[@]}" --json >"$out/eval-sigma$s.json"
 	mapfile -t p < <(field psnr "$out/eval-sigma$s.json")
 	mapfile -t q < <(field ssim "$out/eval-sigma$s.json")
 	psnr[noisy,$s]=${p[0]} ssim[noisy,$s]=${q[0]}
-	line="σ = $s: noisy ${p[0]} dB"
 	for i in "${!ms[@]}"; do
 		m=${ms[$i]}
 		psnr[$m,$s]=${p[$((i + 1))]} ssim[$m,$s]=${q[$((i + 1))]}
-		line+=", $m ${psnr[$m,$s]} dB / ${ssim[$m,$s]} in ${secs[$m,$s]} s"
 	done
-	echo "$line" >&2
 	if [ "$s" != 30 ] && [ "${KEEP_CUBES:-0}" != 1 ]; then
-		for c in "${cubes[@]}"; do rm -f "$c" "${c%.hdr}.img"; done
+		for c in "${cubes[@]:1}"; do rm -f "$c" "${c%.hdr}.img"; done
 	fi
 done
 
@@ -123,19 +131,19 @@ done
 has() { case ",$methods," in *",$1,"*) return 0 ;; esac; return 1; }
 if case " ${sigmas[*]} " in *" 30 "*) true ;; *) false ;; esac; then
 	if has 2dsc; then
-		"$tdsc" train --input "$out/noisy30.hdr" --sigma 30 --save-dict "$out/dict-sigma30.json" \
+		"$tdsc" train --input "$out/runs/$scene/sigma30-seed1/noisy.hdr" --sigma 30 --save-dict "$out/dict-sigma30.json" \
 			--atoms-png "$out/dict-sigma30.png" --force --quiet
 	fi
 	if has 2dsc && has nonlocal; then
 		"$tdsc" compare --ref "$scene_dir" --out "$out/compare-420nm-sigma30.png" --wavelength 420 \
-			"$out/noisy30.hdr" "$out/2dsc30.hdr" "$out/nonlocal30.hdr" --force --quiet
+			"$out/runs/$scene/sigma30-seed1/"{noisy,2dsc,nonlocal}.hdr --force --quiet
 	fi
 fi
 
 fmt2() { awk -v v="$1" 'BEGIN { printf "%.2f", v }'; }
 fmt4() { awk -v v="$1" 'BEGIN { printf "%.4f", v }'; }
 {
-	printf '| %s: PSNR dB / SSIM (paper PSNR) wall s |' "$scene"
+	printf '| %s: PSNR dB / SSIM (paper PSNR) wall s, peak MiB |' "$scene"
 	for s in "${sigmas[@]}"; do printf ' σ = %s |' "$s"; done
 	printf '\n|---|'
 	for _ in "${sigmas[@]}"; do printf -- '---|'; done
@@ -146,18 +154,18 @@ fmt4() { awk -v v="$1" 'BEGIN { printf "%.4f", v }'; }
 		printf '| %s |' "$m"
 		for s in "${sigmas[@]}"; do
 			pp=$(paper_psnr "$m" "$s")
-			printf ' %s / %s%s %s s |' "$(fmt2 "${psnr[$m,$s]}")" "$(fmt4 "${ssim[$m,$s]}")" "${pp:+ ($pp)}" "${secs[$m,$s]}"
+			printf ' %s / %s%s %s s, %s MiB |' "$(fmt2 "${psnr[$m,$s]}")" "$(fmt4 "${ssim[$m,$s]}")" "${pp:+ ($pp)}" "${secs[$m,$s]}" "${rss[$m,$s]}"
 		done
 		printf '\n'
 	done
 } | tee "$out/table2.md"
 
 {
-	echo "scene,sigma,method,psnr,ssim,seconds,paper_psnr"
+	echo "scene,sigma,method,psnr,ssim,seconds,peak_mib,paper_psnr"
 	for s in "${sigmas[@]}"; do
-		echo "$scene,$s,noisy,${psnr[noisy,$s]},${ssim[noisy,$s]},,"
+		echo "$scene,$s,noisy,${psnr[noisy,$s]},${ssim[noisy,$s]},,,"
 		for m in "${ms[@]}"; do
-			echo "$scene,$s,$m,${psnr[$m,$s]},${ssim[$m,$s]},${secs[$m,$s]},$(paper_psnr "$m" "$s")"
+			echo "$scene,$s,$m,${psnr[$m,$s]},${ssim[$m,$s]},${secs[$m,$s]},${rss[$m,$s]},$(paper_psnr "$m" "$s")"
 		done
 	done
 } >"$out/table2.csv"
@@ -168,12 +176,12 @@ fmt4() { awk -v v="$1" 'BEGIN { printf "%.4f", v }'; }
 	for s in "${sigmas[@]}"; do
 		for m in noisy "${ms[@]}"; do
 			pp=$(paper_psnr "$m" "$s")
-			t=null
-			[ "$m" != noisy ] && t=${secs[$m,$s]}
+			t=null r=null
+			[ "$m" != noisy ] && t=${secs[$m,$s]} r=${rss[$m,$s]}
 			[ $first = 1 ] || printf ',\n'
 			first=0
-			printf '    {"sigma": %s, "method": "%s", "psnr": %s, "ssim": %s, "seconds": %s, "paper_psnr": %s}' \
-				"$s" "$m" "${psnr[$m,$s]}" "${ssim[$m,$s]}" "$t" "${pp:-null}"
+			printf '    {"sigma": %s, "method": "%s", "psnr": %s, "ssim": %s, "seconds": %s, "peak_mib": %s, "paper_psnr": %s}' \
+				"$s" "$m" "${psnr[$m,$s]}" "${ssim[$m,$s]}" "$t" "$r" "${pp:-null}"
 		done
 	done
 	printf '\n  ]\n}\n'
