@@ -128,6 +128,7 @@ the input and the result on stdout.`,
 				}
 			}
 			result.Description = describe(m, sigma)
+			result.Header = noisy.Header // the scene's metadata, unchanged
 			if _, err := msi.Write(out, result, cf.writeOptions(src, force)); err != nil {
 				if learned != nil {
 					os.Remove(save)

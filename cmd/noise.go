@@ -40,6 +40,7 @@ must clip the values to [0, 255] (a warning says how many).`,
 				return flagError(err)
 			}
 			noisy := noise.Add(nil, clean, sigma, seed)
+			noisy.Header = clean.Header // the scene's metadata, unchanged
 			info, err := msi.Write(out, noisy, cf.writeOptions(src, force))
 			if err != nil {
 				return err

@@ -25,9 +25,22 @@ type Cube struct {
 	// or is nil when they are not known.
 	Wavelengths []float64
 	// Description, if not empty, says how the cube was made; ENVI output
-	// records it in the header's description after the intensity scale.
+	// records it in the header's description after the intensity scale,
+	// or, when Header has a description of its own, in a field
+	// "tdsc processing" beside it.
 	Description string
+	// Header holds the fields of an ENVI input's header that describe the
+	// scene rather than the data layout (description, wavelength and its
+	// units, fwhm, map info, coordinate system string, band names, …), in
+	// their order and verbatim, so that ENVI output carries them unchanged.
+	// A method's result has none; the command line copies them from the
+	// input to the output.
+	Header []HeaderField
 }
+
+// HeaderField is one "key = value" field of an ENVI header, Key and Value
+// as written (a {…} value with its braces and line breaks).
+type HeaderField struct{ Key, Value string }
 
 // NewCube returns a zero cube of the given size. It panics if a dimension is
 // not positive.
@@ -61,7 +74,8 @@ func (c *Cube) Size() string { return fmt.Sprintf("%d×%d×%d", c.Height, c.Widt
 
 // Clone returns a deep copy of c.
 func (c *Cube) Clone() *Cube {
-	d := &Cube{Height: c.Height, Width: c.Width, Bands: c.Bands, Data: append([]float64(nil), c.Data...), Description: c.Description}
+	d := &Cube{Height: c.Height, Width: c.Width, Bands: c.Bands, Data: append([]float64(nil), c.Data...), Description: c.Description,
+		Header: append([]HeaderField(nil), c.Header...)}
 	if c.Wavelengths != nil {
 		d.Wavelengths = append([]float64(nil), c.Wavelengths...)
 	}

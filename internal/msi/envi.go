@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,6 +48,19 @@ type enviHeader struct {
 	bigEndian             bool   // byte order = 1
 	headerOffset          int    // bytes to skip at the start of the data file
 	wavelengths           []float64
+	scene                 []HeaderField // the fields kept for output (Cube.Header)
+}
+
+// layoutFields are the ENVI header fields that describe how the values are
+// stored or scaled rather than the scene, and the one tdsc writes about its
+// own processing; they are not carried from an input to an output, which
+// has its own layout (float32 BSQ on the working scale) and processing.
+var layoutFields = map[string]bool{
+	"samples": true, "lines": true, "bands": true, "header offset": true, "file type": true,
+	"data type": true, "interleave": true, "byte order": true, "data gain values": true,
+	"data offset values": true, "reflectance scale factor": true, "data ignore value": true,
+	"data reflectance gain values": true, "data reflectance offset values": true,
+	"tdsc processing": true,
 }
 
 // maxHeaderBytes bounds the size of a file taken for an ENVI header.
@@ -66,6 +80,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 		return nil, errors.New(`not an ENVI header: the first line is not "ENVI"`)
 	}
 	fields := map[string]string{}
+	var scene []HeaderField
 	for i := 1; i < len(lines); i++ {
 		line := strings.TrimSpace(lines[i])
 		if line == "" || line[0] == ';' {
@@ -80,6 +95,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			return nil, fmt.Errorf("line %d: no key before '='", i+1)
 		}
 		value := strings.TrimSpace(line[eq+1:])
+		raw := value
 		if strings.HasPrefix(value, "{") {
 			start := i
 			for !strings.Contains(value, "}") {
@@ -89,12 +105,16 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 				}
 				value += "\n" + lines[i]
 			}
+			raw = value[:strings.IndexByte(value, '}')+1]
 			value = value[1:strings.IndexByte(value, '}')]
+		}
+		if _, seen := fields[key]; !seen && !layoutFields[key] {
+			scene = append(scene, HeaderField{Key: strings.Join(strings.Fields(line[:eq]), " "), Value: raw})
 		}
 		fields[key] = value
 	}
 
-	h := &enviHeader{interleave: "bsq"}
+	h := &enviHeader{interleave: "bsq", scene: scene}
 	for _, f := range []struct {
 		key      string
 		dst      *int
@@ -263,6 +283,7 @@ func readENVI(path string) (*Cube, string, error) {
 		return nil, "", fmt.Errorf("%s: %v", dataPath, err)
 	}
 	c.Wavelengths = h.wavelengths
+	c.Header = h.scene
 	return c, enviTypeName(h.dataType), nil
 }
 
@@ -404,18 +425,29 @@ func encodeFloat32(w io.Writer, c *Cube) error {
 	return nil
 }
 
-// enviHeaderText returns the header of c written as float32 BSQ.
+// enviHeaderText returns the header of c written as float32 BSQ. The
+// fields of c.Header come after the layout, verbatim; the description is
+// c.Header's when it has one (tdsc's line then goes in a field of its own,
+// "tdsc processing"), else the intensity scale and c.Description, and the
+// wavelengths are c.Header's when it has them, else c.Wavelengths.
 func enviHeaderText(c *Cube) string {
 	var b strings.Builder
-	desc := "multispectral cube, [0, 255] intensity scale"
-	if c.Description != "" {
-		// A brace would end the header's field early.
-		desc += "; " + strings.NewReplacer("{", "(", "}", ")", "\n", " ").Replace(c.Description)
+	has := func(key string) bool {
+		return slices.ContainsFunc(c.Header, func(f HeaderField) bool { return strings.EqualFold(f.Key, key) })
 	}
-	fmt.Fprintf(&b, "ENVI\ndescription = {%s}\n", desc)
+	// A brace would end the header's field early.
+	unbrace := strings.NewReplacer("{", "(", "}", ")", "\n", " ").Replace
+	b.WriteString("ENVI\n")
+	if !has("description") {
+		desc := "multispectral cube, [0, 255] intensity scale"
+		if c.Description != "" {
+			desc += "; " + unbrace(c.Description)
+		}
+		fmt.Fprintf(&b, "description = {%s}\n", desc)
+	}
 	fmt.Fprintf(&b, "samples = %d\nlines = %d\nbands = %d\n", c.Width, c.Height, c.Bands)
 	fmt.Fprintf(&b, "header offset = 0\nfile type = ENVI Standard\ndata type = %d\ninterleave = bsq\nbyte order = 0\n", enviFloat32)
-	if c.Wavelengths != nil {
+	if c.Wavelengths != nil && !has("wavelength") {
 		b.WriteString("wavelength units = Nanometers\nwavelength = {")
 		for i, wl := range c.Wavelengths {
 			if i > 0 {
@@ -424,6 +456,12 @@ func enviHeaderText(c *Cube) string {
 			b.WriteString(strconv.FormatFloat(wl, 'g', -1, 64))
 		}
 		b.WriteString("}\n")
+	}
+	for _, f := range c.Header {
+		fmt.Fprintf(&b, "%s = %s\n", f.Key, f.Value)
+	}
+	if has("description") && c.Description != "" {
+		fmt.Fprintf(&b, "tdsc processing = {[0, 255] intensity scale; %s}\n", unbrace(c.Description))
 	}
 	return b.String()
 }
