@@ -114,12 +114,12 @@ const (
 // StrideFor(sigma), 4000 training patches, at most 10 learning iterations
 // and 40 FISTA iterations per code.
 //
-// The patch size is the papers' MSI setting. The atom counts were measured
+// The patch size is the 5×5×5 of Table 2's protocol. The atom counts were measured
 // on 64×64×31 crops of CAVE balloons (rows 256–319, columns 192–255) and
 // chart_and_stuffed_toy (same place), noise seed 1: at σ = 10, 30, 50,
 // r = 5, 6, 7, 8 and 10 per mode are within 0.1–0.4 dB of each other, r = 6
 // best or tied at every σ on both scenes, and the cost of a FISTA iteration
-// grows like r⁴, so the papers' twice-overcomplete 10 per mode is slower by
+// grows like r⁴, so a twice-overcomplete 10 per mode is slower by
 // about ten times for a result 0.1–0.4 dB lower. Learning from the
 // overcomplete DCT gains under 0.1 dB over the DCT itself on these crops
 // (balloons at σ = 10: 42.27 dB after one iteration, 42.35 after ten).
