@@ -117,8 +117,9 @@ const (
 // The patch size is the 5×5×5 of Table 2's protocol. The atom counts were measured
 // on 64×64×31 crops of CAVE balloons (rows 256–319, columns 192–255) and
 // chart_and_stuffed_toy (same place), noise seed 1: at σ = 10, 30, 50,
-// r = 5, 6, 7, 8 and 10 per mode are within 0.1–0.4 dB of each other, r = 6
-// best or tied at every σ on both scenes, and the cost of a FISTA iteration
+// r = 5, 6, 7 per mode (both scenes) and 8, 10 (balloons) are within
+// 0.1–0.4 dB of each other, r = 6 best or within 0.05 dB of best at every
+// σ on both scenes, and the cost of a FISTA iteration
 // grows like r⁴, so a twice-overcomplete 10 per mode is slower by
 // about ten times for a result 0.1–0.4 dB lower. Learning from the
 // overcomplete DCT gains under 0.1 dB over the DCT itself on these crops
