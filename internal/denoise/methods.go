@@ -2,14 +2,17 @@ package denoise
 
 import (
 	"context"
+	"fmt"
 
 	"tdsc/internal/bwksvd"
 	"tdsc/internal/dictfile"
 	"tdsc/internal/ksvd3d"
 	"tdsc/internal/msi"
 	"tdsc/internal/nonlocal"
+	"tdsc/internal/option"
 	"tdsc/internal/report"
 	"tdsc/internal/sc"
+	"tdsc/internal/tensr"
 	"tdsc/internal/twodsc"
 )
 
@@ -70,6 +73,12 @@ func registry() []Spec {
 			Summary: "K-SVD on 5×5×5 spatio-spectral patches, 320 atoms (paper's baseline)",
 			Options: []string{"patch", "depth", "atoms", "iters", "samples", "stride", "seed"},
 			New:     newKSVD3D,
+		},
+		{
+			Name:    "tensr",
+			Summary: "TenSR (Qi et al. 2015): 5×5×5 patches over separable per-mode dictionaries, sparse cores (paper's baseline)",
+			Options: []string{"patch", "depth", "stride", "atoms", "beta", "iters", "code-iters", "samples", "seed"},
+			New:     newTenSR,
 		},
 		{
 			Name:    "sc",
@@ -161,6 +170,35 @@ func (m *ksvd3dMethod) Settings(sigma float64) []Setting {
 	o := m.d.Options.Resolve(sigma)
 	return formatSettings("sigma", sigma, "patch", o.Patch, "depth", o.Depth, "atoms", o.Atoms, "iters", o.Iters,
 		"samples", o.Samples, "stride", o.Stride, "seed", o.Seed)
+}
+
+// tensrMethod is the method tensr.
+type tensrMethod struct{ d tensr.Denoiser }
+
+// newTenSR reads --atoms as the atom count of each of the three mode
+// dictionaries (r₁ = r₂ = r₃).
+func newTenSR(c Config) (Method, error) {
+	t := c.TwoDSC
+	if t.Atoms < 0 {
+		return nil, option.Errorf("atoms", t.Atoms, "number of atoms must be at least 1, got %d", t.Atoms)
+	}
+	return &tensrMethod{d: tensr.Denoiser{Report: c.Report, Options: tensr.Options{
+		Patch: t.Patch, Depth: t.Depth, Stride: t.Stride, Atoms: [3]int{t.Atoms, t.Atoms, t.Atoms}, Beta: t.Beta,
+		Iters: t.TrainIters, CodeIters: t.CodeIters, Samples: t.Samples, Seed: t.Seed, Threads: c.Threads,
+	}}}, nil
+}
+
+func (m *tensrMethod) Name() string { return "tensr" }
+
+func (m *tensrMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *tensrMethod) Settings(sigma float64) []Setting {
+	o := m.d.Options.Resolve(sigma)
+	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
+		"atoms", fmt.Sprintf("%d,%d,%d", o.Atoms[0], o.Atoms[1], o.Atoms[2]), "iters", o.Iters,
+		"code-iters", o.CodeIters, "samples", o.Samples, "seed", o.Seed)
 }
 
 // scMethod is the method sc.

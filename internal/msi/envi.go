@@ -51,6 +51,11 @@ type enviHeader struct {
 	scene                 []HeaderField // the fields kept for output (Cube.Header)
 }
 
+// tdscDescription starts the description tdsc writes when the cube has no
+// scene description of its own; such a description is tdsc's, not the
+// scene's, and is not carried on.
+const tdscDescription = "multispectral cube, [0, 255] intensity scale"
+
 // layoutFields are the ENVI header fields that describe how the values are
 // stored or scaled rather than the scene, and the one tdsc writes about its
 // own processing; they are not carried from an input to an output, which
@@ -108,7 +113,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			raw = value[:strings.IndexByte(value, '}')+1]
 			value = value[1:strings.IndexByte(value, '}')]
 		}
-		if _, seen := fields[key]; !seen && !layoutFields[key] {
+		if _, seen := fields[key]; !seen && !layoutFields[key] && !(key == "description" && strings.HasPrefix(value, tdscDescription)) {
 			scene = append(scene, HeaderField{Key: strings.Join(strings.Fields(line[:eq]), " "), Value: raw})
 		}
 		fields[key] = value
@@ -439,7 +444,7 @@ func enviHeaderText(c *Cube) string {
 	unbrace := strings.NewReplacer("{", "(", "}", ")", "\n", " ").Replace
 	b.WriteString("ENVI\n")
 	if !has("description") {
-		desc := "multispectral cube, [0, 255] intensity scale"
+		desc := tdscDescription
 		if c.Description != "" {
 			desc += "; " + unbrace(c.Description)
 		}
