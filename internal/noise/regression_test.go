@@ -115,7 +115,7 @@ func TestEstimatorsRecoverBandSigmas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{MAD, Regression} {
+	for _, name := range []string{MAD, Regression, Smaller} {
 		got, err := EstimateBands(noisy, name)
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +124,7 @@ func TestEstimatorsRecoverBandSigmas(t *testing.T) {
 		for b, s := range applied.Sigmas {
 			rel := got[b]/s - 1
 			worst = max(worst, math.Abs(rel))
-			if tol := map[string]float64{MAD: 0.06, Regression: 0.1}[name]; math.Abs(rel) > tol {
+			if tol := map[string]float64{MAD: 0.06, Regression: 0.1, Smaller: 0.06}[name]; math.Abs(rel) > tol {
 				t.Errorf("%s band %d: σ %.3f estimated %.3f (%+.1f%%)", name, b, s, got[b], 100*rel)
 			}
 		}
@@ -250,4 +250,35 @@ func TestRegressionRejectsSmallCubes(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Field != "sigma-estimator" {
 		t.Errorf("unknown estimator: error %v, want an option error for sigma-estimator", err)
 	}
+}
+
+func TestSmallerIsTheBandwiseMinimum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	noisy, _, err := Simulate(nil, lowRankCube(rng, 40, 40, 12), Spec{SigmaRange: Range{1, 30}, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mad := Estimate(noisy)
+	reg, err := EstimateRegression(noisy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EstimateBands(noisy, Smaller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromEach := [2]int{}
+	for b := range got {
+		switch got[b] {
+		case min(mad[b], reg[b]):
+			if got[b] == mad[b] {
+				fromEach[0]++
+			} else {
+				fromEach[1]++
+			}
+		default:
+			t.Errorf("band %d: %g, MAD %g, regression %g", b, got[b], mad[b], reg[b])
+		}
+	}
+	t.Logf("%d bands from the MAD estimate, %d from the regression", fromEach[0], fromEach[1])
 }

@@ -185,6 +185,28 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// String describes s.Resolve() in one line, for a cube's Description: for
+// example "Gaussian noise σ uniform in 10:70 per band, seed 1; stripes on
+// 0.2 of the bands (0.1:0.2 of the columns, amplitude 63.75); impulses on
+// 0.1 of the bands (density 0.1)".
+func (s Spec) String() string {
+	s = s.Resolve()
+	var b strings.Builder
+	if s.SigmaRange.IsZero() {
+		fmt.Fprintf(&b, "Gaussian noise σ = %g", s.Sigma)
+	} else {
+		fmt.Fprintf(&b, "Gaussian noise σ uniform in %s per band", s.SigmaRange)
+	}
+	fmt.Fprintf(&b, ", seed %d", s.Seed)
+	if s.StripeBands > 0 {
+		fmt.Fprintf(&b, "; stripes on %g of the bands (%s of the columns, amplitude %g)", s.StripeBands, s.StripeColumns, s.StripeAmplitude)
+	}
+	if s.ImpulseBands > 0 {
+		fmt.Fprintf(&b, "; impulses on %g of the bands (density %g)", s.ImpulseBands, s.ImpulseDensity)
+	}
+	return b.String()
+}
+
 // Applied is what Simulate drew: the ground truth of the noise, for
 // measuring estimators and denoisers.
 type Applied struct {

@@ -285,3 +285,15 @@ func TestParseRange(t *testing.T) {
 		}
 	}
 }
+
+func TestSpecString(t *testing.T) {
+	for spec, want := range map[Spec]string{
+		{Sigma: 30, Seed: 1}: "Gaussian noise σ = 30, seed 1",
+		{SigmaRange: Range{10, 70}, StripeBands: 0.2, ImpulseBands: 0.1, Seed: 1}: "Gaussian noise σ uniform in 10:70 per band, seed 1; " +
+			"stripes on 0.2 of the bands (0.1:0.2 of the columns, amplitude 63.75); impulses on 0.1 of the bands (density 0.1)",
+	} {
+		if got := spec.String(); got != want {
+			t.Errorf("%#v:\n got %q\nwant %q", spec, got, want)
+		}
+	}
+}

@@ -23,22 +23,35 @@
 // more error, as they should: they carried more noise).
 //
 // What changes for the denoiser is its signal: quiet bands are stretched
-// and loud bands shrunk, so the spectra it sees are reweighted. A spectral
-// low-rank model survives a per-band scaling exactly (diag(d)·X has the
-// rank of X), and patch distances on Z weigh each band by its signal-to-
-// noise ratio, which is what a matched filter does; a denoiser tuned to
-// spectra of natural scenes, or one whose step depends on absolute
-// intensities, sees less natural data. The pivot m_b limits the change: the
-// default pivot is the band's mean, so that scaling stretches a band's
-// contrast around its own mean and leaves its mean level (and so the
+// and loud bands shrunk, so the spectra it sees are reweighted. A global
+// spectral low-rank model survives a per-band scaling exactly (diag(d)·X
+// has the rank of X), and on whitened data its subspace is the
+// noise-adjusted one (as in the MNF transform) instead of one pulled
+// towards the loudest bands; patch distances on Z weigh every band by its
+// signal-to-noise ratio. A model of spectra that vary smoothly from band to
+// band, such as the short spectral tubes of 2DSC, sees instead spectra
+// made jagged by gains that jump from band to band. Measured on 128×128
+// crops of CAVE scenes with σ_b drawn uniformly from 10:70 (seed 1),
+// whitening by the MAD estimates against a single σ (the median estimate):
+// the nonlocal method gains 4.4 dB PSNR on balloons and 2.9 dB on
+// watercolors, the 2dsc method loses 3.9 dB on balloons and 0.3 dB on
+// watercolors (its spectral angle error nearly doubles). Options.Strength
+// interpolates: the partial scaling (s/σ_b)^γ distorts less and whitens
+// less, and both methods' results move monotonically between the two ends,
+// so the choice is per method (whole or nothing), not a compromise γ.
+//
+// The pivot m_b: the default is the band's mean, so that scaling stretches
+// a band's contrast around its own mean and leaves its mean level (the
 // spectrum's overall shape) where it was; Options.Pivot = PivotZero scales
-// around 0 instead, which also scales the mean level.
+// around 0, which also scales the mean level. On the balloons crop the
+// mean pivot gave 2dsc 1.6 dB more than the zero pivot, and ran three times
+// faster (the sparse coder converges faster on the smaller values).
 //
 // The reference s is by default the median of the σ_b: most bands are then
 // scaled by a factor near 1, and the denoiser runs at a typical noise
-// level of the cube, the level its defaults were tuned around. Options has
-// the alternatives (mean, geometric mean); the package's tests and the
-// measurements behind the defaults compare them.
+// level of the cube, the level its defaults were tuned around. The mean
+// and the geometric mean are offered too; on the balloons crop the three
+// gave 2dsc the same PSNR within 0.1 dB.
 //
 // A band with σ_b = 0 (or much below s: a nearly clean band, or an
 // estimator's failure on a flat band) would be stretched without bound. The
@@ -83,6 +96,9 @@ const (
 // DefaultFloor is the default Options.Floor.
 const DefaultFloor = 0.125
 
+// DefaultStrength is the default Options.Strength.
+const DefaultStrength = 1.0
+
 // Options are the settings of Denoise; a zero field takes its default.
 type Options struct {
 	// Reference chooses the common noise level s the method runs at:
@@ -95,6 +111,14 @@ type Options struct {
 	// Floor is the smallest band σ used, as a fraction of s, in (0, 1]
 	// (flag "whiten-floor"; default 0.125).
 	Floor float64
+	// Strength γ in (0, 1] makes the whitening partial (flag
+	// "whiten-strength"; default DefaultStrength): band b is scaled by
+	// (s/σ_b)^γ instead of s/σ_b, so its noise becomes s^γ·σ_b^(1−γ), and
+	// the method runs at the reference level of those noise levels (s
+	// itself for the median and geometric-mean references). γ = 1 is full
+	// whitening; smaller γ trades white noise for a less distorted
+	// spectrum.
+	Strength float64
 }
 
 // Resolve returns o with its defaults filled in.
@@ -107,6 +131,9 @@ func (o Options) Resolve() Options {
 	}
 	if o.Floor == 0 {
 		o.Floor = DefaultFloor
+	}
+	if o.Strength == 0 {
+		o.Strength = DefaultStrength
 	}
 	return o
 }
@@ -126,6 +153,9 @@ func (o Options) Validate() error {
 	}
 	if !(o.Floor > 0 && o.Floor <= 1) {
 		return option.Errorf("whiten-floor", o.Floor, "floor must be in (0, 1], got %g", o.Floor)
+	}
+	if !(o.Strength > 0 && o.Strength <= 1) {
+		return option.Errorf("whiten-strength", o.Strength, "strength must be in (0, 1], got %g", o.Strength)
 	}
 	return nil
 }
@@ -185,14 +215,29 @@ func Denoise(ctx context.Context, method Method, noisy *msi.Cube, sigmas []float
 			return nil, fmt.Errorf("whiten: band %d has noise level %g", b+1, s)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	ref := Reference(sigmas, o.Reference)
 	if !(ref > 0) {
 		return nil, fmt.Errorf("whiten: the reference noise level is %g", ref)
 	}
 	gains, pivots := make([]float64, noisy.Bands), make([]float64, noisy.Bands)
+	scaled := make([]float64, noisy.Bands) // the noise levels after scaling
+	for b, s := range sigmas {
+		s = max(s, o.Floor*ref)
+		gains[b] = ref / s
+		if o.Strength != 1 {
+			gains[b] = math.Pow(gains[b], o.Strength)
+		}
+		scaled[b] = gains[b] * s
+	}
+	level := ref
+	if o.Strength != 1 {
+		level = Reference(scaled, o.Reference)
+	}
 	whitened := noisy.Clone()
 	for b := range noisy.Bands {
-		gains[b] = ref / max(sigmas[b], o.Floor*ref)
 		band := whitened.Band(b)
 		if o.Pivot == PivotMean {
 			pivots[b] = mean(band)
@@ -201,7 +246,7 @@ func Denoise(ctx context.Context, method Method, noisy *msi.Cube, sigmas []float
 			band[i] = pivots[b] + gains[b]*(v-pivots[b])
 		}
 	}
-	out, err := method(ctx, whitened, ref)
+	out, err := method(ctx, whitened, level)
 	if err != nil {
 		return nil, err
 	}

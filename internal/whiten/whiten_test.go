@@ -35,6 +35,8 @@ var allOptions = []Options{
 	{Reference: ReferenceMean},
 	{Reference: ReferenceGeoMean, Pivot: PivotZero},
 	{Floor: 0.9},
+	{Strength: 0.5},
+	{Strength: 0.3, Reference: ReferenceMean},
 }
 
 func TestIdentityMethodGivesInput(t *testing.T) {
@@ -87,8 +89,18 @@ func TestLinearMethodAlgebra(t *testing.T) {
 		}
 		r := o.Resolve()
 		s := Reference(sigmas, r.Reference)
-		if seenSigma != s {
-			t.Errorf("%+v: method run at σ %g, reference %g", o, seenSigma, s)
+		// The noise level of every band after scaling: s when whitening
+		// fully, s^γ·σ_b^(1−γ) (σ_b floored) when partially.
+		after := make([]float64, len(sigmas))
+		for b, sb := range sigmas {
+			after[b] = math.Pow(s, r.Strength) * math.Pow(math.Max(sb, r.Floor*s), 1-r.Strength)
+		}
+		level := Reference(after, r.Reference)
+		if r.Strength == 1 && seenSigma != s || math.Abs(seenSigma-level) > 1e-12*level {
+			t.Errorf("%+v: method run at σ %g, want %g", o, seenSigma, level)
+		}
+		if r.Strength != 1 && r.Reference == ReferenceMedian && math.Abs(seenSigma-s) > 1e-12*s {
+			t.Errorf("%+v: partial whitening with the median reference runs at %g, want s = %g", o, seenSigma, s)
 		}
 		for b := range noisy.Bands {
 			band := noisy.Band(b)
@@ -99,13 +111,13 @@ func TestLinearMethodAlgebra(t *testing.T) {
 				}
 				pivot /= float64(n)
 			}
-			effective := math.Max(sigmas[b], r.Floor*s)
+			gain := math.Pow(s/math.Max(sigmas[b], r.Floor*s), r.Strength)
 			for i, y := range band {
-				z := pivot + s/effective*(y-pivot)
+				z := pivot + gain*(y-pivot)
 				if got := seen.Band(b)[i]; math.Abs(got-z) > 1e-9 {
 					t.Fatalf("%+v band %d pixel %d: method saw %.12g, want %.12g", o, b, i, got, z)
 				}
-				want := pivot + effective/s*(alpha*z+beta*s-pivot)
+				want := pivot + (alpha*z+beta*seenSigma-pivot)/gain
 				if got := out.Band(b)[i]; math.Abs(got-want) > 1e-9 {
 					t.Fatalf("%+v band %d pixel %d: output %.12g, want %.12g", o, b, i, got, want)
 				}
@@ -170,6 +182,8 @@ func TestDenoiseErrors(t *testing.T) {
 		{Options{Pivot: "min"}, "whiten-pivot"},
 		{Options{Floor: 1.5}, "whiten-floor"},
 		{Options{Floor: -1}, "whiten-floor"},
+		{Options{Strength: 1.2}, "whiten-strength"},
+		{Options{Strength: -0.5}, "whiten-strength"},
 	} {
 		_, err := Denoise(ctx, identity, noisy, []float64{1, 2, 3}, tc.o)
 		var oe *option.Error
@@ -192,6 +206,14 @@ func TestDenoiseErrors(t *testing.T) {
 	}
 	if _, err := Denoise(cancelled, honest, noisy, []float64{1, 2, 3}, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: error %v, want context.Canceled", err)
+	}
+	called := false
+	careless := func(_ context.Context, c *msi.Cube, _ float64) (*msi.Cube, error) {
+		called = true
+		return c.Clone(), nil
+	}
+	if _, err := Denoise(cancelled, careless, noisy, []float64{1, 2, 3}, Options{}); !errors.Is(err, context.Canceled) || called {
+		t.Errorf("cancelled context: error %v and method called %v, want context.Canceled before the method", err, called)
 	}
 	wrongSize := func(context.Context, *msi.Cube, float64) (*msi.Cube, error) { return msi.NewCube(2, 2, 3), nil }
 	if _, err := Denoise(ctx, wrongSize, noisy, []float64{1, 2, 3}, Options{}); err == nil {
