@@ -1,5 +1,20 @@
-// Package noise adds reproducible Gaussian noise to multispectral cubes and
-// estimates the noise level of a cube.
+// Package noise adds reproducible noise to multispectral cubes and
+// estimates the noise level of every band of a cube.
+//
+// Simulation: Add adds i.i.d. Gaussian noise of one standard deviation;
+// Simulate adds the band-dependent noise of real sensors that the
+// hyperspectral denoising literature simulates (a σ drawn per band from a
+// range, vertical stripes, salt-and-pepper impulses; Spec), and reports what
+// it drew. Both are deterministic functions of a seed.
+//
+// Estimation: Estimate is the spatial robust estimator (the median absolute
+// Haar diagonal detail, band by band); EstimateRegression is the spectral
+// one of HySime (the residual of each band regressed on all the others).
+// Both err upward, the first on texture, the second on signal the other
+// bands cannot predict; on CAVE scenes with σ from 10 to 70 the spatial one
+// is several times more accurate (mean absolute error about 0.17 against
+// 1.2), while on nearly clean, textured bands the spectral one is the
+// better, so EstimateBands offers their band-wise minimum too.
 //
 // Cubes are on the [0, 255] scale, band-sequential: voxel (y, x, b) is
 // Data[(b*Height+y)*Width+x] (see package msi).
