@@ -13,14 +13,16 @@ import (
 	"tdsc/internal/dictfile"
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
+	"tdsc/internal/noise"
 	"tdsc/internal/nonlocal"
+	"tdsc/internal/whiten"
 )
 
 // commonFlags are the denoise flags that every method reads.
 var commonFlags = map[string]bool{
 	"input": true, "out": true, "ref": true, "force": true, "method": true,
 	"sigma": true, "threads": true, "quiet": true, "help": true,
-	"axes": true, "scale": true, "dtype": true,
+	"axes": true, "scale": true, "dtype": true, "sigma-per-band": true, "sigma-estimator": true,
 }
 
 func newDenoiseCmd() *cobra.Command {
@@ -29,6 +31,8 @@ func newDenoiseCmd() *cobra.Command {
 		input, out, dict, save, ref string
 		method                      string
 		cf                          cubeFlags
+		perBand                     bool
+		estimator                   string
 		nl                          nonlocal.Options
 		force                       bool
 	)
@@ -66,6 +70,9 @@ the input and the result on stdout.`,
 			})
 			if len(stray) > 0 {
 				return fmt.Errorf("%s do(es) not apply to --method %s", strings.Join(stray, ", "), spec.Name)
+			}
+			if cmd.Flags().Changed("sigma-estimator") && !perBand {
+				return fmt.Errorf("--sigma-estimator applies only with --sigma-per-band")
 			}
 			if !force {
 				if err := msi.RefuseExisting(out); err != nil {
@@ -107,12 +114,24 @@ the input and the result on stdout.`,
 				}
 				return flagError(err)
 			}
-			sigma, err := denoise.ResolveSigma(noisy, sf.sigma, m, log)
-			if err != nil {
+			var sigmas []float64 // per band, with --sigma-per-band
+			var sigma float64
+			if perBand {
+				if sigmas, err = noise.EstimateBands(noisy, estimator); err != nil {
+					return flagError(err)
+				}
+				log.Logf("estimated σ per band (%s): %s", estimator, formatSigmas(sigmas))
+				sigma = whiten.Reference(sigmas, whiten.ReferenceMedian)
+			} else if sigma, err = denoise.ResolveSigma(noisy, sf.sigma, m, log); err != nil {
 				return flagError(err)
 			}
 			start := time.Now()
-			result, err := m.Denoise(cmd.Context(), noisy, sigma)
+			var result *msi.Cube
+			if perBand {
+				result, err = whiten.Denoise(cmd.Context(), m.Denoise, noisy, sigmas, whiten.Options{})
+			} else {
+				result, err = m.Denoise(cmd.Context(), noisy, sigma)
+			}
 			if err != nil {
 				return flagError(err)
 			}
@@ -128,6 +147,9 @@ the input and the result on stdout.`,
 				}
 			}
 			result.Description = describe(m, sigma)
+			if perBand {
+				result.Description += " (bands whitened to σ = " + fmt.Sprintf("%.4g", sigma) + " by their " + estimator + " estimates)"
+			}
 			result.Header = noisy.Header // the scene's metadata, unchanged
 			if _, err := msi.Write(out, result, cf.writeOptions(src, force)); err != nil {
 				if learned != nil {
@@ -167,7 +189,10 @@ the input and the result on stdout.`,
 	f.IntVar(&nl.Rounds, "rounds", 0, "nonlocal: low-rank rounds (default 2)")
 	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: from the data, at least 10 for σ ≤ 15, else 6)")
 	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
+	f.BoolVar(&perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
+	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
 	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
+	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
 	return c
 }
 
