@@ -1,0 +1,50 @@
+package lrta
+
+import (
+	"context"
+	"testing"
+
+	"tdsc/internal/metrics"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/testenv"
+)
+
+// regressionPSNR is the PSNR (dB) that the default settings reached in
+// TestRegressionBalloons when it was recorded; the test fails 0.3 dB below
+// it.
+const regressionPSNR = 37.835
+
+// TestRegressionBalloons: σ = 30 noise (seed 1) on the 128×128×31 crop of
+// the shared balloons scene at rows 256–383, columns 192–319, denoised with
+// the default options.
+func TestRegressionBalloons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
+	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const y0, x0, n = 256, 192, 128
+	clean := msi.NewCube(n, n, full.Bands)
+	clean.Wavelengths = full.Wavelengths
+	for b := 0; b < full.Bands; b++ {
+		for y := 0; y < n; y++ {
+			copy(clean.Data[(b*n+y)*n:(b*n+y+1)*n], full.Data[(b*full.Height+y0+y)*full.Width+x0:][:n])
+		}
+	}
+	noisy := noise.Add(nil, clean, 30, 1)
+	out, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := metrics.Evaluate(clean, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PSNR %.4f dB (recorded %.4f dB)", r.PSNR, regressionPSNR)
+	if r.PSNR < regressionPSNR-0.3 {
+		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", r.PSNR, regressionPSNR)
+	}
+}
