@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ func newDenoiseCmd() *cobra.Command {
 		method                      string
 		cf                          cubeFlags
 		perBand                     bool
+		ranks                       string
 		estimator                   string
 		nl                          nonlocal.Options
 		force                       bool
@@ -102,6 +104,9 @@ the input and the result on stdout.`,
 			}
 			cfg := denoise.Config{Sigma: sf.sigma, Threads: sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
 			cfg.TwoDSC, cfg.Nonlocal = twoOpts, nl
+			if cfg.TuckerRanks, err = parseRanks(ranks); err != nil {
+				return err
+			}
 			if dict != "" {
 				if cfg.Dict, err = dictfile.Read(dict); err != nil {
 					return err
@@ -187,7 +192,8 @@ the input and the result on stdout.`,
 	cf.register(f, true)
 	f.IntVar(&nl.Wiener, "wiener", 0, "nonlocal: collaborative Wiener passes, -1 for none (default 2)")
 	f.IntVar(&nl.Rounds, "rounds", 0, "nonlocal: low-rank rounds (default 2)")
-	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: from the data, at least 10 for σ ≤ 15, else 6)")
+	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: from the data, at least 10 for σ ≤ 15, else 6); parafac: the CP rank (default: the smallest whose residual reaches the noise)")
+	f.StringVar(&ranks, "ranks", "", "lrta: the row, column and band subspace dimensions R1,R2,R3, 0 for one chosen by AIC (default: all by AIC)")
 	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
 	f.BoolVar(&perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
@@ -213,4 +219,24 @@ func describe(m denoise.Method, sigma float64) string {
 		parts = append(parts, s.Name+"="+s.Value)
 	}
 	return strings.Join(parts, " ")
+}
+
+// parseRanks reads --ranks "R1,R2,R3" (whole numbers ≥ 0); "" is all zero.
+func parseRanks(s string) ([3]int, error) {
+	var r [3]int
+	if s == "" {
+		return r, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) != 3 {
+		return r, fmt.Errorf("--ranks must be three whole numbers R1,R2,R3 (0: chosen from the data), got %q", s)
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 0 {
+			return r, fmt.Errorf("--ranks must be three whole numbers R1,R2,R3 (0: chosen from the data), got %q", s)
+		}
+		r[i] = n
+	}
+	return r, nil
 }

@@ -7,9 +7,11 @@ import (
 	"tdsc/internal/bwksvd"
 	"tdsc/internal/dictfile"
 	"tdsc/internal/ksvd3d"
+	"tdsc/internal/lrta"
 	"tdsc/internal/msi"
 	"tdsc/internal/nonlocal"
 	"tdsc/internal/option"
+	"tdsc/internal/parafac"
 	"tdsc/internal/report"
 	"tdsc/internal/sc"
 	"tdsc/internal/tensr"
@@ -40,8 +42,12 @@ type Config struct {
 	// Dict is a 2DSC dictionary to code with instead of learning one (2dsc).
 	Dict *dictfile.Model
 	// Nonlocal are the settings of the nonlocal stages; its Pilot and
-	// Threads are taken from TwoDSC and Threads.
+	// Threads are taken from TwoDSC and Threads. Its Rank is also the CP
+	// rank of parafac (--rank).
 	Nonlocal nonlocal.Options
+	// TuckerRanks are lrta's subspace dimensions of the row, column and
+	// band modes (--ranks); a zero entry is chosen from the data.
+	TuckerRanks [3]int
 }
 
 // twodscOptions are the flag spellings of the settings in Config.TwoDSC.
@@ -73,6 +79,18 @@ func registry() []Spec {
 			Summary: "K-SVD on 5×5×5 spatio-spectral patches, 320 atoms (paper's baseline)",
 			Options: []string{"patch", "depth", "atoms", "iters", "samples", "stride", "seed"},
 			New:     newKSVD3D,
+		},
+		{
+			Name:    "lrta",
+			Summary: "low-rank tensor approximation with multiway Wiener filtering (Renard et al. 2008), ranks by AIC (paper's baseline)",
+			Options: []string{"ranks", "iters"},
+			New:     newLRTA,
+		},
+		{
+			Name:    "parafac",
+			Summary: "PARAFAC/CP decomposition of the cube (Liu et al. 2012), rank by the discrepancy principle (paper's baseline; slow)",
+			Options: []string{"rank", "iters", "seed"},
+			New:     newPARAFAC,
 		},
 		{
 			Name:    "tensr",
@@ -170,6 +188,54 @@ func (m *ksvd3dMethod) Settings(sigma float64) []Setting {
 	o := m.d.Options.Resolve(sigma)
 	return formatSettings("sigma", sigma, "patch", o.Patch, "depth", o.Depth, "atoms", o.Atoms, "iters", o.Iters,
 		"samples", o.Samples, "stride", o.Stride, "seed", o.Seed)
+}
+
+// lrtaMethod is the method lrta.
+type lrtaMethod struct{ d lrta.Denoiser }
+
+func newLRTA(c Config) (Method, error) {
+	return &lrtaMethod{d: lrta.Denoiser{Report: c.Report, Options: lrta.Options{
+		Ranks: c.TuckerRanks, Iters: c.TwoDSC.TrainIters, Threads: c.Threads,
+	}}}, nil
+}
+
+func (m *lrtaMethod) Name() string { return "lrta" }
+
+func (m *lrtaMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *lrtaMethod) Settings(sigma float64) []Setting {
+	o := m.d.Options.Resolve(sigma)
+	ranks := "auto"
+	if o.Ranks != ([3]int{}) {
+		ranks = fmt.Sprintf("%d,%d,%d", o.Ranks[0], o.Ranks[1], o.Ranks[2])
+	}
+	return formatSettings("sigma", sigma, "ranks", ranks, "iters", o.Iters)
+}
+
+// parafacMethod is the method parafac.
+type parafacMethod struct{ d parafac.Denoiser }
+
+func newPARAFAC(c Config) (Method, error) {
+	return &parafacMethod{d: parafac.Denoiser{Report: c.Report, Options: parafac.Options{
+		Rank: c.Nonlocal.Rank, Iters: c.TwoDSC.TrainIters, Seed: c.TwoDSC.Seed, Threads: c.Threads,
+	}}}, nil
+}
+
+func (m *parafacMethod) Name() string { return "parafac" }
+
+func (m *parafacMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *parafacMethod) Settings(sigma float64) []Setting {
+	o := m.d.Options.Resolve(sigma)
+	var rank any = o.Rank
+	if o.Rank == 0 {
+		rank = "auto"
+	}
+	return formatSettings("sigma", sigma, "rank", rank, "iters", o.Iters, "seed", o.Seed)
 }
 
 // tensrMethod is the method tensr.

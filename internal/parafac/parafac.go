@@ -92,6 +92,9 @@ func (o Options) Resolve(sigma float64) Options {
 	if o.Iters == 0 {
 		o.Iters = DefaultIters
 	}
+	if o.Seed == 0 {
+		o.Seed = 1 // as every seeded method of tdsc
+	}
 	return o
 }
 
