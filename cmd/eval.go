@@ -13,6 +13,7 @@ import (
 
 	"tdsc/internal/gate"
 	"tdsc/internal/metrics"
+	"tdsc/internal/noise"
 )
 
 func newEvalCmd() *cobra.Command {
@@ -21,9 +22,11 @@ func newEvalCmd() *cobra.Command {
 		perBand, asCSV, asJS bool
 		crit                 gate.Criteria
 		cf                   cubeFlags
+		noRef                bool
+		noisyPath, estimator string
 	)
 	c := &cobra.Command{
-		Use:   "eval --ref CLEAN INPUT...",
+		Use:   "eval (--ref CLEAN | --noref [--noisy NOISY]) INPUT...",
 		Short: "Score cubes against a clean reference: PSNR, SSIM, SAM, ERGAS",
 		Long: `eval prints one row per input with the mean PSNR (dB, peak 255), SSIM (Wang et al.
 2004, 11×11 Gaussian window σ 1.5), SAM (mean spectral angle, degrees) and ERGAS
@@ -34,15 +37,37 @@ As a regression gate (CI): --min-psnr and --min-ssim are floors for every input'
 mean PSNR and SSIM, and --baseline names the JSON of an earlier eval --json run
 whose PSNR no input may fall below by more than --max-drop dB (default 0). The
 results are printed as usual; then, if any input falls short, the failing inputs
-and why are written on stderr and eval exits with status 3 (errors exit with 1).`,
+and why are written on stderr and eval exits with status 3 (errors exit with 1).
+
+Without a clean reference (real data), --noref prints the estimated noise σ of
+every input (mean, smallest and largest over bands; --per-band for each band).
+With --noisy NOISY the inputs are denoised versions of NOISY: it prints the σ of
+NOISY, the standard deviation of what each input removed (NOISY − INPUT) and the
+correlation of the removed part with the input. Removed noise is near the σ and
+uncorrelated with the image; a larger residual correlated with the output means
+image was removed too, a smaller one that noise was left in.`,
 		Example: "  tdsc eval --ref balloons_ms noisy30.hdr denoised30\n  tdsc eval --ref balloons_ms denoised30 --json\n" +
-			"  tdsc eval --ref balloons_ms denoised30 --min-psnr 44 --baseline last.json --max-drop 0.05",
+			"  tdsc eval --ref balloons_ms denoised30 --min-psnr 44 --baseline last.json --max-drop 0.05\n" +
+			"  tdsc eval --noref --noisy scene.mat denoised.mat",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
-			if ref == "" {
-				return fmt.Errorf("--ref is required")
-			}
 			flags := cmd.Flags()
+			if noRef {
+				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop"} {
+					if flags.Changed(g) {
+						return fmt.Errorf("--%s needs a reference: it does not apply with --noref", g)
+					}
+				}
+				return runNoRef(cmd.OutOrStdout(), inputs, noisyPath, estimator, &cf, perBand, asCSV, asJS)
+			}
+			if ref == "" {
+				return fmt.Errorf("--ref (or --noref) is required")
+			}
+			for _, g := range []string{"noisy", "sigma-estimator"} {
+				if flags.Changed(g) {
+					return fmt.Errorf("--%s applies only with --noref", g)
+				}
+			}
 			if !flags.Changed("min-psnr") {
 				crit.MinPSNR = gate.NoFloor
 			}
@@ -112,8 +137,12 @@ and why are written on stderr and eval exits with status 3 (errors exit with 1).
 	f.Float64Var(&crit.MinSSIM, "min-ssim", 0, "gate: fail (exit 3) if an input's mean SSIM is below this")
 	f.StringVar(&baseline, "baseline", "", "gate: JSON of an earlier eval --json to compare each input's PSNR with")
 	f.Float64Var(&crit.MaxDrop, "max-drop", 0, "gate: largest PSNR drop in dB below --baseline that still passes")
+	f.BoolVar(&noRef, "noref", false, "no clean reference: the estimated noise σ of every input, band by band (real data)")
+	f.StringVar(&noisyPath, "noisy", "", "with --noref: the noisy cube the inputs were denoised from; report what each removed (its σ and its correlation with the output: near the noise σ and 0 when only noise was removed)")
+	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
 	cf.register(f, false)
 	c.MarkFlagsMutuallyExclusive("csv", "json")
+	c.MarkFlagsMutuallyExclusive("ref", "noref")
 	return c
 }
 
