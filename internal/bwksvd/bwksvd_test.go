@@ -29,14 +29,7 @@ func balloonsCrop(t *testing.T, y0, x0, n, b0, bands int) *msi.Cube {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := msi.NewCube(n, n, bands)
-	c.Wavelengths = full.Wavelengths[b0 : b0+bands]
-	for b := range bands {
-		for y := range n {
-			copy(c.Data[(b*n+y)*n:(b*n+y+1)*n], full.Data[((b0+b)*full.Height+y0+y)*full.Width+x0:][:n])
-		}
-	}
-	return c
+	return full.Crop(y0, x0, b0, n, n, bands)
 }
 
 // synthetic returns a small smooth cube with σ = 20 noise.

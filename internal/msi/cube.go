@@ -81,3 +81,22 @@ func (c *Cube) Clone() *Cube {
 	}
 	return d
 }
+
+// Crop returns a copy of the h×w×bands block of c whose first voxel is
+// (y0, x0, b0), with the wavelengths of those bands. It panics if the block
+// does not lie inside c.
+func (c *Cube) Crop(y0, x0, b0, h, w, bands int) *Cube {
+	if y0 < 0 || x0 < 0 || b0 < 0 || h < 1 || w < 1 || bands < 1 || y0+h > c.Height || x0+w > c.Width || b0+bands > c.Bands {
+		panic(fmt.Sprintf("msi: crop %d×%d×%d at (%d, %d, %d) of a %s cube", h, w, bands, y0, x0, b0, c.Size()))
+	}
+	out := NewCube(h, w, bands)
+	for b := range bands {
+		for y := range h {
+			copy(out.Data[(b*h+y)*w:(b*h+y+1)*w], c.Data[((b0+b)*c.Height+y0+y)*c.Width+x0:][:w])
+		}
+	}
+	if c.Wavelengths != nil {
+		out.Wavelengths = append([]float64(nil), c.Wavelengths[b0:b0+bands]...)
+	}
+	return out
+}

@@ -46,3 +46,35 @@ func TestOpenDispatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCrop checks Crop against At on a random cube, and its panics.
+func TestCrop(t *testing.T) {
+	c := NewCube(7, 9, 5)
+	for i := range c.Data {
+		c.Data[i] = float64(i*7919%1009) + 0.5
+	}
+	c.Wavelengths = []float64{400, 410, 420, 430, 440}
+	got := c.Crop(2, 3, 1, 4, 5, 3)
+	for b := range 3 {
+		for y := range 4 {
+			for x := range 5 {
+				if got.At(y, x, b) != c.At(y+2, x+3, b+1) {
+					t.Fatalf("voxel (%d, %d, %d): %v, want %v", y, x, b, got.At(y, x, b), c.At(y+2, x+3, b+1))
+				}
+			}
+		}
+	}
+	if want := []float64{410, 420, 430}; !slices.Equal(got.Wavelengths, want) {
+		t.Errorf("wavelengths %v, want %v", got.Wavelengths, want)
+	}
+	for _, bad := range [][6]int{{5, 0, 0, 3, 1, 1}, {0, 0, 0, 0, 1, 1}, {0, 5, 0, 1, 5, 1}, {0, 0, 3, 1, 1, 3}, {-1, 0, 0, 1, 1, 1}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Crop%v did not panic", bad)
+				}
+			}()
+			c.Crop(bad[0], bad[1], bad[2], bad[3], bad[4], bad[5])
+		}()
+	}
+}

@@ -17,17 +17,6 @@ import (
 // it. Lowering it needs a reason in the commit that does so.
 const regressionPSNR = 37.7623
 
-// crop returns rows y0.., columns x0.. of c, n×n pixels, every band.
-func crop(c *msi.Cube, y0, x0, n, bands int) *msi.Cube {
-	out := msi.NewCube(n, n, bands)
-	for b := 0; b < bands; b++ {
-		for y := 0; y < n; y++ {
-			copy(out.Data[(b*n+y)*n:(b*n+y+1)*n], c.Data[(b*c.Height+y0+y)*c.Width+x0:][:n])
-		}
-	}
-	return out
-}
-
 func balloons(t *testing.T) *msi.Cube {
 	t.Helper()
 	c, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
@@ -57,7 +46,7 @@ func TestRegressionBalloons(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: reads a full scene")
 	}
-	clean := crop(balloons(t), 256, 192, 64, 31)
+	clean := balloons(t).Crop(256, 192, 0, 64, 64, 31)
 	noisy := noise.Add(nil, clean, 30, 1)
 	d := Denoiser{}
 	out, err := d.Denoise(context.Background(), noisy, 30)
@@ -80,7 +69,7 @@ func TestThreadsBitIdentical(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: reads a full scene")
 	}
-	noisy := noise.Add(nil, crop(balloons(t), 100, 100, 24, 8), 20, 3)
+	noisy := noise.Add(nil, balloons(t).Crop(100, 100, 0, 24, 24, 8), 20, 3)
 	var outs [2]*msi.Cube
 	for i, threads := range []int{1, 3} {
 		d := Denoiser{Options: twodsc.Options{Samples: 400, TrainIters: 3, Threads: threads}}

@@ -28,13 +28,7 @@ func TestRegressionBalloons(t *testing.T) {
 		t.Fatal(err)
 	}
 	const y0, x0, n = 256, 192, 64
-	clean := msi.NewCube(n, n, full.Bands)
-	clean.Wavelengths = full.Wavelengths
-	for b := 0; b < full.Bands; b++ {
-		for y := 0; y < n; y++ {
-			copy(clean.Data[(b*n+y)*n:(b*n+y+1)*n], full.Data[(b*full.Height+y0+y)*full.Width+x0:][:n])
-		}
-	}
+	clean := full.Crop(y0, x0, 0, n, n, full.Bands)
 	noisy := noise.Add(nil, clean, 30, 1)
 	out, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
 	if err != nil {

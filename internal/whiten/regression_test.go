@@ -32,12 +32,7 @@ func TestRegressionBalloons(t *testing.T) {
 		t.Fatal(err)
 	}
 	const y0, x0, n = 256, 192, 64
-	clean := msi.NewCube(n, n, full.Bands)
-	for b := range full.Bands {
-		for y := range n {
-			copy(clean.Data[(b*n+y)*n:(b*n+y+1)*n], full.Data[(b*full.Height+y0+y)*full.Width+x0:][:n])
-		}
-	}
+	clean := full.Crop(y0, x0, 0, n, n, full.Bands)
 	noisy, _, err := noise.Simulate(nil, clean, noise.Spec{SigmaRange: noise.Range{Lo: 10, Hi: 70}, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
