@@ -215,3 +215,34 @@ func TestHOOIResidualNonIncreasing(t *testing.T) {
 		}
 	}
 }
+
+// TestCentreSlices checks that every mode-2 slice has mean 0 afterwards,
+// that the returned means are the slices' means computed directly, and that
+// AddSliceMeans puts them back.
+func TestCentreSlices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	x := New(5, 4, 3)
+	for i := range x.Data {
+		x.Data[i] = 50 + 20*rng.NormFloat64()
+	}
+	orig := x.Clone()
+	means := x.CentreSlices()
+	for k := range 3 {
+		direct, after := 0.0, 0.0
+		for i := range 5 {
+			for j := range 4 {
+				direct += orig.At(i, j, k) / 20
+				after += x.At(i, j, k) / 20
+			}
+		}
+		if math.Abs(means[k]-direct) > 1e-12 || math.Abs(after) > 1e-12 {
+			t.Errorf("slice %d: mean %v (direct %v), %v after centring", k, means[k], direct, after)
+		}
+	}
+	x.AddSliceMeans(means)
+	for i := range x.Data {
+		if math.Abs(x.Data[i]-orig.Data[i]) > 1e-12 {
+			t.Fatalf("element %d: %v after the round trip, was %v", i, x.Data[i], orig.Data[i])
+		}
+	}
+}

@@ -327,3 +327,37 @@ func TopEigen(s mat.Symmetric, k int) (vals []float64, vecs *mat.Dense, all []fl
 	}
 	return all[:k:k], vecs, all, nil
 }
+
+// CentreSlices subtracts from every mode-2 slice of t (a band of a cube)
+// its mean and returns the means, for AddSliceMeans to put back.
+func (t *Tensor) CentreSlices() []float64 {
+	plane := t.Dims[0] * t.Dims[1]
+	means := make([]float64, t.Dims[2])
+	for k := range means {
+		slice := t.Data[k*plane : (k+1)*plane]
+		s := 0.0
+		for _, v := range slice {
+			s += v
+		}
+		means[k] = s / float64(plane)
+		for i := range slice {
+			slice[i] -= means[k]
+		}
+	}
+	return means
+}
+
+// AddSliceMeans adds means[k] to every element of mode-2 slice k of t. It
+// panics if len(means) is not t.Dims[2].
+func (t *Tensor) AddSliceMeans(means []float64) {
+	if len(means) != t.Dims[2] {
+		panic(fmt.Sprintf("multilinear: %d means for %d slices", len(means), t.Dims[2]))
+	}
+	plane := t.Dims[0] * t.Dims[1]
+	for k, m := range means {
+		slice := t.Data[k*plane : (k+1)*plane]
+		for i := range slice {
+			slice[i] += m
+		}
+	}
+}

@@ -140,7 +140,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	log := report.OrDiscard(d.Report)
 	start := time.Now()
 	y := &multilinear.Tensor{Dims: [3]int{noisy.Height, noisy.Width, noisy.Bands}, Data: append([]float64(nil), noisy.Data...)}
-	means := removeBandMeans(y)
+	means := y.CentreSlices()
 	var start0 *multilinear.CP
 	rank := o.Rank
 	if rank == 0 {
@@ -169,33 +169,11 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err != nil {
 		return nil, err
 	}
-	out := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
+	est.AddSliceMeans(means)
+	// The tensor has the cube's layout: its data is the cube's.
+	out := &msi.Cube{Height: noisy.Height, Width: noisy.Width, Bands: noisy.Bands, Data: est.Data}
 	out.Wavelengths = append([]float64(nil), noisy.Wavelengths...)
-	plane := noisy.Height * noisy.Width
-	for b := 0; b < noisy.Bands; b++ {
-		for i := b * plane; i < (b+1)*plane; i++ {
-			out.Data[i] = est.Data[i] + means[b]
-		}
-	}
 	return out, nil
-}
-
-// removeBandMeans subtracts from every band (mode-2 slice) of t its mean
-// and returns the means.
-func removeBandMeans(t *multilinear.Tensor) []float64 {
-	plane := t.Dims[0] * t.Dims[1]
-	means := make([]float64, t.Dims[2])
-	for b := range means {
-		s := 0.0
-		for _, v := range t.Data[b*plane : (b+1)*plane] {
-			s += v
-		}
-		means[b] = s / float64(plane)
-		for i := b * plane; i < (b+1)*plane; i++ {
-			t.Data[i] -= means[b]
-		}
-	}
-	return means
 }
 
 // Ladder is the outcome of ChooseRank.

@@ -86,7 +86,7 @@ func TestExactRankRecovered(t *testing.T) {
 func TestDiscrepancyRank(t *testing.T) {
 	clean, noisy := cpCube(2, [3]int{40, 36, 12}, 4, 40, 5)
 	y := &multilinear.Tensor{Dims: [3]int{40, 36, 12}, Data: append([]float64(nil), noisy.Data...)}
-	removeBandMeans(y)
+	y.CentreSlices()
 	l, err := ChooseRank(context.Background(), y, 5, 1, 200, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestDiscrepancyWeakComponents(t *testing.T) {
 	n := float64(dims[0] * dims[1] * dims[2])
 	_, noisy := cpCube(6, dims, 4, 20, 5, 1, 1, 0.1, 0.1)
 	y := &multilinear.Tensor{Dims: dims, Data: append([]float64(nil), noisy.Data...)}
-	removeBandMeans(y)
+	y.CentreSlices()
 	l, err := ChooseRank(context.Background(), y, 5, 1, 200, 2)
 	if err != nil {
 		t.Fatal(err)
