@@ -175,3 +175,23 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadPlan feeds arbitrary bytes to the plan reader: it must return a
+// plan or an error that names the file, and never panic. (Resolve is left
+// out: it reads the scenes a plan names, anywhere on the file system.)
+func FuzzReadPlan(f *testing.F) {
+	f.Add([]byte(`{"scenes": ["a"], "sigmas": [10, 30], "seeds": [1], "methods": [{"label": "x", "method": "2dsc", "flags": ["--atoms", "30"]}], "out": "r"}`))
+	f.Add([]byte(`{"scenes": [], "sigmas": [-1]}`))
+	f.Add([]byte(`{"scenes": ["*"], "methods": [{}]} {}`))
+	f.Add([]byte("{\n\"sigmas\": [1e999]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "plan.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadPlan(path); err != nil && !strings.Contains(err.Error(), path) {
+			t.Fatalf("error %q does not name the file", err)
+		}
+	})
+}
