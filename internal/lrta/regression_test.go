@@ -4,10 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"tdsc/internal/metrics"
-	"tdsc/internal/msi"
-	"tdsc/internal/noise"
-	"tdsc/internal/testenv"
+	"tdsc/internal/testenv/regress"
 )
 
 // regressionPSNR is the PSNR (dB) that the default settings reached in
@@ -19,26 +16,10 @@ const regressionPSNR = 37.835
 // the shared balloons scene at rows 256–383, columns 192–319, denoised with
 // the default options.
 func TestRegressionBalloons(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: reads a full scene")
-	}
-	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const y0, x0, n = 256, 192, 128
-	clean := full.Crop(y0, x0, 0, n, n, full.Bands)
-	noisy := noise.Add(nil, clean, 30, 1)
+	clean, noisy := regress.Balloons(t, 256, 192, 0, 128, 31, 30)
 	out, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := metrics.Evaluate(clean, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("PSNR %.4f dB (recorded %.4f dB)", r.PSNR, regressionPSNR)
-	if r.PSNR < regressionPSNR-0.3 {
-		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", r.PSNR, regressionPSNR)
-	}
+	regress.Check(t, clean, out, regressionPSNR)
 }
