@@ -16,6 +16,7 @@ func newCompareCmd() *cobra.Command {
 		band       int
 		wavelength float64
 		force      bool
+		cf         cubeFlags
 	)
 	c := &cobra.Command{
 		Use:   "compare --ref CLEAN --out PICTURE.png INPUT...",
@@ -34,9 +35,9 @@ known) or by --band (1-based number).`,
 			if err := refuseExisting(force, out); err != nil {
 				return err
 			}
-			clean, err := msi.Open(ref)
+			clean, src, err := cf.open(ref, nil)
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			b, err := pickBand(clean, band, wavelength, cmd.Flags().Changed("band"))
 			if err != nil {
@@ -44,9 +45,9 @@ known) or by --band (1-based number).`,
 			}
 			panels := [][]float64{clean.Band(b)}
 			for _, in := range inputs {
-				x, err := msi.Open(in)
+				x, err := cf.openLike(in, src)
 				if err != nil {
-					return err
+					return flagError(err)
 				}
 				if !x.SameSize(clean) {
 					return fmt.Errorf("%s is %s but the reference %s is %s", in, x.Size(), ref, clean.Size())
@@ -70,6 +71,7 @@ known) or by --band (1-based number).`,
 	f.IntVar(&band, "band", 0, "1-based band number to draw")
 	f.Float64Var(&wavelength, "wavelength", 420, "wavelength in nm of the band to draw (the nearest band)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
+	cf.register(f, false)
 	c.MarkFlagsMutuallyExclusive("band", "wavelength")
 	return c
 }
