@@ -5,32 +5,11 @@ import (
 	"errors"
 	"testing"
 
-	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
-	"tdsc/internal/testenv"
+	"tdsc/internal/testenv/regress"
 )
-
-func psnr(t *testing.T, ref, x *msi.Cube) float64 {
-	t.Helper()
-	r, err := metrics.Evaluate(ref, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.PSNR
-}
-
-// balloonsCrop returns rows y0.., columns x0.. and bands b0.. of the shared
-// balloons scene, n×n×bands.
-func balloonsCrop(t *testing.T, y0, x0, n, b0, bands int) *msi.Cube {
-	t.Helper()
-	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return full.Crop(y0, x0, b0, n, n, bands)
-}
 
 // synthetic returns a small smooth cube with σ = 20 noise.
 func synthetic() *msi.Cube {
@@ -116,18 +95,10 @@ const regressionPSNR = 35.3660
 // 192–255, bands 8–23), denoised with the defaults but 5000 training
 // patches, so that it runs in a few seconds.
 func TestRegressionBalloons(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: reads a full scene")
-	}
-	clean := balloonsCrop(t, 256, 192, 64, 8, 16)
-	noisy := noise.Add(nil, clean, 30, 1)
+	clean, noisy := regress.Balloons(t, 256, 192, 8, 64, 16, 30)
 	out, err := (&Denoiser{Options: Options{Samples: 5000}}).Denoise(context.Background(), noisy, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := psnr(t, clean, out)
-	t.Logf("PSNR %.4f dB (noisy %.4f dB, recorded %.4f dB)", got, psnr(t, clean, noisy), regressionPSNR)
-	if got < regressionPSNR-0.3 {
-		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", got, regressionPSNR)
-	}
+	regress.Check(t, clean, out, regressionPSNR)
 }

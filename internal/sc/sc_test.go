@@ -5,10 +5,10 @@ import (
 	"errors"
 	"testing"
 
-	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/testenv"
+	"tdsc/internal/testenv/regress"
 	"tdsc/internal/twodsc"
 )
 
@@ -43,24 +43,12 @@ func TestResolve(t *testing.T) {
 // a 64×64×31 crop of the full balloons scene (rows 256–319, columns
 // 192–255), default settings.
 func TestRegressionBalloons(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: reads a full scene")
-	}
-	clean := balloons(t).Crop(256, 192, 0, 64, 64, 31)
-	noisy := noise.Add(nil, clean, 30, 1)
-	d := Denoiser{}
-	out, err := d.Denoise(context.Background(), noisy, 30)
+	clean, noisy := regress.Balloons(t, 256, 192, 0, 64, 31, 30)
+	out, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := metrics.Evaluate(clean, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("PSNR %.4f dB (recorded %.4f dB)", r.PSNR, regressionPSNR)
-	if r.PSNR < regressionPSNR-0.3 {
-		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", r.PSNR, regressionPSNR)
-	}
+	regress.Check(t, clean, out, regressionPSNR)
 }
 
 // TestThreadsBitIdentical checks that the output does not depend on the
