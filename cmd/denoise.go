@@ -22,7 +22,7 @@ import (
 // commonFlags are the denoise flags that every method reads.
 var commonFlags = map[string]bool{
 	"input": true, "out": true, "ref": true, "force": true, "method": true,
-	"sigma": true, "threads": true, "quiet": true, "help": true,
+	"sigma": true, "threads": true, "quiet": true, "help": true, "tile": true, "max-memory": true,
 	"axes": true, "scale": true, "dtype": true, "sigma-per-band": true, "sigma-estimator": true,
 }
 
@@ -33,6 +33,7 @@ func newDenoiseCmd() *cobra.Command {
 		method                      string
 		cf                          cubeFlags
 		perBand                     bool
+		tf                          tileFlags
 		ranks                       string
 		estimator                   string
 		nl                          nonlocal.Options
@@ -89,19 +90,6 @@ the input and the result on stdout.`,
 				return flagError(err)
 			}
 			log := newReporter(cmd)
-			noisy, src, err := cf.open(input, log)
-			if err != nil {
-				return flagError(err)
-			}
-			var clean *msi.Cube
-			if ref != "" {
-				if clean, err = cf.openLike(ref, src); err != nil {
-					return err
-				}
-				if !clean.SameSize(noisy) {
-					return fmt.Errorf("reference %s is %s but the input %s is %s", ref, clean.Size(), input, noisy.Size())
-				}
-			}
 			cfg := denoise.Config{Sigma: sf.sigma, Threads: sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
 			cfg.TwoDSC, cfg.Nonlocal = twoOpts, nl
 			if cfg.TuckerRanks, err = parseRanks(ranks); err != nil {
@@ -118,6 +106,33 @@ the input and the result on stdout.`,
 					return fmt.Errorf("%s: %w", dict, flagError(err))
 				}
 				return flagError(err)
+			}
+			if tiled, err := tf.decide(input, out, spec, ref != "", perBand, log); err != nil {
+				return flagError(err)
+			} else if tiled {
+				ro, err := cf.readOptions()
+				if err != nil {
+					return flagError(err)
+				}
+				r := stripRun{input: input, out: out, save: save, force: force, sigma: sf.sigma, scale: ro.Scale,
+					lines: tf.lines, spec: spec, method: m, log: log}
+				if r.budget, err = tf.budget(); err != nil {
+					return err
+				}
+				return flagError(r.run(cmd.Context()))
+			}
+			noisy, src, err := cf.open(input, log)
+			if err != nil {
+				return flagError(err)
+			}
+			var clean *msi.Cube
+			if ref != "" {
+				if clean, err = cf.openLike(ref, src); err != nil {
+					return err
+				}
+				if !clean.SameSize(noisy) {
+					return fmt.Errorf("reference %s is %s but the input %s is %s", ref, clean.Size(), input, noisy.Size())
+				}
 			}
 			var sigmas []float64 // per band, with --sigma-per-band
 			var sigma float64
@@ -197,6 +212,8 @@ the input and the result on stdout.`,
 	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
 	f.BoolVar(&perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
+	f.IntVar(&tf.lines, "tile", 0, "denoise an ENVI cube in strips of this many lines (plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
+	f.StringVar(&tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger ENVI cube is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
 	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
 	return c

@@ -91,6 +91,20 @@ func (f *File) Write(p []byte) (int, error) { return f.w.Write(p) }
 // WriteString writes s to the temporary file.
 func (f *File) WriteString(s string) (int, error) { return f.w.WriteString(s) }
 
+// WriteAt writes p at offset off of the temporary file, after what Write
+// has buffered, for outputs written out of order (an ENVI cube written
+// strip by strip into its band-sequential layout). A write past the end
+// extends the file; the bytes skipped read as zeros until written.
+func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	if f.tmp == nil {
+		return 0, fmt.Errorf("%s: already committed or aborted", f.path)
+	}
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.tmp.WriteAt(p, off)
+}
+
 // Path returns the destination.
 func (f *File) Path() string { return f.path }
 

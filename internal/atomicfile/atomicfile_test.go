@@ -215,3 +215,27 @@ func TestDir(t *testing.T) {
 		t.Error("CreateDir with force over a file: no error")
 	}
 }
+
+func TestWriteAtAfterBufferedWrites(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out.bin")
+	f := create(t, p, false, "head")
+	// Out of order, past the end, and over what Write buffered.
+	for _, w := range []struct {
+		s   string
+		off int64
+	}{{"WXYZ", 8}, {"ab", 4}, {"cd", 6}, {"H", 0}} {
+		if _, err := f.WriteAt([]byte(w.s), w.off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Commit(f); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, p); got != "HeadabcdWXYZ" {
+		t.Errorf("content %q, want HeadabcdWXYZ", got)
+	}
+	if _, err := f.WriteAt([]byte("x"), 0); err == nil {
+		t.Error("WriteAt after Commit succeeded")
+	}
+}

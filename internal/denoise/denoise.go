@@ -47,6 +47,12 @@ type Spec struct {
 	Options []string
 	// New builds the method from c.
 	New func(c Config) (Method, error)
+	// BytesPerVoxel is about the peak memory of a run per voxel of the
+	// cube: the peak RSS of tdsc denoise on the full 512×512×31 balloons
+	// scene at σ = 30 (docs/results.md) over its voxels, rounded up. It
+	// decides when a cube is denoised in strips (package tile) and how
+	// tall they are.
+	BytesPerVoxel float64
 }
 
 // Default is the name of the method used when none is named.

@@ -235,10 +235,10 @@ func enviPaths(path string) (hdr, data string, err error) {
 	return "", "", fmt.Errorf("%s: no ENVI data file beside it (tried %s)", path, strings.Join(candidates, ", "))
 }
 
-// readENVI reads the ENVI cube whose header or data file is path, and
-// returns it with the name of its data type (one of DTypes). The values are
-// taken as they are; NaN or infinite values are an error.
-func readENVI(path string) (*Cube, string, error) {
+// loadENVIHeader finds and parses the header of the ENVI cube whose header
+// or data file is path, and checks that the data file has the size the
+// header describes. It returns the header and the data file's path.
+func loadENVIHeader(path string) (*enviHeader, string, error) {
 	hdrPath, dataPath, err := enviPaths(path)
 	if err != nil {
 		return nil, "", err
@@ -276,15 +276,26 @@ func readENVI(path string) (*Cube, string, error) {
 		return nil, "", fmt.Errorf("%s: %d bytes, but %s describes %d (header offset %d + %d samples × %d lines × %d bands × %d bytes)",
 			dataPath, fi.Size(), filepath.Base(hdrPath), want, h.headerOffset, h.samples, h.lines, h.bands, size)
 	}
+	return h, dataPath, nil
+}
+
+// readENVI reads the ENVI cube whose header or data file is path, and
+// returns it with the name of its data type (one of DTypes). The values are
+// taken as they are; NaN or infinite values are an error.
+func readENVI(path string) (*Cube, string, error) {
+	h, dataPath, err := loadENVIHeader(path)
+	if err != nil {
+		return nil, "", err
+	}
 	raw, err := os.ReadFile(dataPath)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(raw) != want {
+	if want := h.headerOffset + h.samples*h.lines*h.bands*enviBytes(h.dataType); len(raw) != want {
 		return nil, "", fmt.Errorf("%s: read %d bytes, want %d", dataPath, len(raw), want)
 	}
 	c := NewCube(h.lines, h.samples, h.bands)
-	if err := decodeENVI(c, raw[h.headerOffset:], h); err != nil {
+	if err := decodeENVI(c, raw[h.headerOffset:], h, 0); err != nil {
 		return nil, "", fmt.Errorf("%s: %v", dataPath, err)
 	}
 	c.Wavelengths = h.wavelengths
@@ -319,8 +330,10 @@ func mulInt(xs ...int) (int, bool) {
 	return p, true
 }
 
-// decodeENVI fills c from raw, the data of an ENVI file laid out as h says.
-func decodeENVI(c *Cube, raw []byte, h *enviHeader) error {
+// decodeENVI fills c from raw, the data of c.Height lines of an ENVI file
+// laid out as h says (all of them, or a block read by ENVIReader), the
+// first of which is line firstLine of the file (for error messages).
+func decodeENVI(c *Cube, raw []byte, h *enviHeader, firstLine int) error {
 	var order binary.ByteOrder = binary.LittleEndian
 	if h.bigEndian {
 		order = binary.BigEndian
@@ -340,7 +353,7 @@ func decodeENVI(c *Cube, raw []byte, h *enviHeader) error {
 	}
 	size := enviBytes(h.dataType)
 	// Strides, in values, of band, line and sample in the file.
-	S, L, B := h.samples, h.lines, h.bands
+	S, L, B := h.samples, c.Height, h.bands
 	var bandStride, lineStride, sampleStride int
 	switch h.interleave {
 	case "bsq":
@@ -360,7 +373,7 @@ func decodeENVI(c *Cube, raw []byte, h *enviHeader) error {
 				off := (src + x*sampleStride) * size
 				v := value(raw[off : off+size])
 				if float && (math.IsNaN(v) || math.IsInf(v, 0)) {
-					return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0)", v, b, y, x)
+					return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0)", v, b, firstLine+y, x)
 				}
 				row[x] = v
 			}
@@ -386,7 +399,7 @@ func WriteENVI(path string, c *Cube, force bool) error {
 		return fmt.Errorf("%s: %v", path, err)
 	}
 	stem := path
-	if isENVIPath(path) {
+	if IsENVIPath(path) {
 		stem = strings.TrimSuffix(path, filepath.Ext(path))
 	}
 	hdrPath, imgPath := stem+".hdr", stem+".img"

@@ -117,7 +117,7 @@ func OpenWith(path string, opts ReadOptions) (*Cube, Source, error) {
 			return nil, Source{}, err
 		}
 		return c, Source{Format: "png", Axes: DefaultAxes, Scale: 1}, nil
-	case isENVIPath(file):
+	case IsENVIPath(file):
 		if err := fixedLayout("ENVI"); err != nil {
 			return nil, Source{}, err
 		}
@@ -222,7 +222,7 @@ type WriteInfo struct {
 // are an error in every format.
 func Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error) {
 	switch {
-	case isENVIPath(path):
+	case IsENVIPath(path):
 		return WriteInfo{}, WriteENVI(path, c, opts.Force)
 	case strings.EqualFold(filepath.Ext(path), ".npy"), isMATPath(path):
 	default:
@@ -269,7 +269,7 @@ func Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error) {
 // Commands call it before long work, so that a run that could not write its
 // result does not start.
 func RefuseExisting(path string) error {
-	if isENVIPath(path) {
+	if IsENVIPath(path) {
 		stem := strings.TrimSuffix(path, filepath.Ext(path))
 		return atomicfile.Refuse(stem+".hdr", stem+".img")
 	}
@@ -278,7 +278,9 @@ func RefuseExisting(path string) error {
 }
 
 // isENVIPath reports whether path names an ENVI header or data file.
-func isENVIPath(path string) bool {
+// IsENVIPath reports whether path names an ENVI cube (ends in .hdr or
+// .img, in any case), as Open and Write take it.
+func IsENVIPath(path string) bool {
 	ext := strings.ToLower(filepath.Ext(path))
 	return ext == ".hdr" || ext == ".img"
 }

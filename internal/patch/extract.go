@@ -41,6 +41,24 @@ func ExtractIndices(dst *tensor.Tensor, means []float64, c *msi.Cube, g *Grid, i
 	}
 }
 
+// ExtractAt copies the patch whose top-left voxel is (y, x, b) into dst
+// (p²·q values, in the layout of a tensor's lateral slice), removes its
+// mean and returns the mean, as Extract does for the patches of the grid.
+// The position need not be one of the grid's: it serves to cut a patch of a
+// larger cube from a block of its lines. It panics if c is not the size of
+// the grid, if len(dst) != p²·q or if the patch does not lie in the cube.
+func (g *Grid) ExtractAt(dst []float64, c *msi.Cube, y, x, b int) float64 {
+	g.checkCube(c)
+	if len(dst) != len(g.offsets) {
+		panic(fmt.Sprintf("patch: ExtractAt: %d values for a patch of %d", len(dst), len(g.offsets)))
+	}
+	if y < 0 || x < 0 || b < 0 || y > g.height-g.p || x > g.width-g.p || b > g.bands-g.q {
+		panic(fmt.Sprintf("patch: ExtractAt: a %d×%d×%d patch at (%d, %d, %d) is outside the %d×%d×%d cube",
+			g.p, g.p, g.q, y, x, b, g.height, g.width, g.bands))
+	}
+	return g.extractOne(dst, c, y, x, b)
+}
+
 // extractOne copies the patch whose top-left voxel is (y, x, b) into dst
 // (p²·q values, band by band, row-major within the window), subtracts its
 // mean and returns the mean.

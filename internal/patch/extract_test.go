@@ -75,6 +75,34 @@ func TestExtractIndices(t *testing.T) {
 	}
 }
 
+// ExtractAt cuts the block at any position in the cube, on the grid or
+// not (every position is tried, against direct indexing).
+func TestExtractAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, sh := range shapes {
+		g := sh.grid(t)
+		c := randomCube(rng, sh.h, sh.w, sh.b)
+		x := g.NewTensor(1)
+		for y := 0; y+sh.p <= sh.h; y++ {
+			for xx := 0; xx+sh.p <= sh.w; xx++ {
+				for b := 0; b+sh.q <= sh.b; b++ {
+					mean := g.ExtractAt(x.Lateral(0), c, y, xx, b)
+					checkPatch(t, sh, c, x, 0, mean, [3]int{y, xx, b})
+				}
+			}
+		}
+	}
+	sh := shape{9, 8, 5, 3, 2, 1}
+	g := sh.grid(t)
+	c := msi.NewCube(sh.h, sh.w, sh.b)
+	dst := make([]float64, 18)
+	mustPanic(t, "ExtractAt below the last line", func() { g.ExtractAt(dst, c, 7, 0, 0) })
+	mustPanic(t, "ExtractAt past the last band window", func() { g.ExtractAt(dst, c, 0, 0, 4) })
+	mustPanic(t, "ExtractAt at a negative column", func() { g.ExtractAt(dst, c, 0, -1, 0) })
+	mustPanic(t, "ExtractAt into a short slice", func() { g.ExtractAt(dst[:17], c, 0, 0, 0) })
+	mustPanic(t, "ExtractAt from a cube of another size", func() { g.ExtractAt(dst, msi.NewCube(9, 8, 4), 0, 0, 0) })
+}
+
 func TestExtractPanics(t *testing.T) {
 	sh := shape{9, 8, 5, 3, 2, 1}
 	g := sh.grid(t)

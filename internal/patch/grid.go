@@ -54,7 +54,7 @@ func NewGrid(h, w, b, p, q, step int) (*Grid, error) {
 		rows:    positions(h, p, step),
 		cols:    positions(w, p, step),
 		windows: b - q + 1,
-		stripe:  step * ((p + step - 1) / step),
+		stripe:  StripeHeight(p, step),
 	}
 	g.coverRow = coverage(g.rows, h, p, func(k int) int { return g.rowAt(k) })
 	g.coverCol = coverage(g.cols, w, p, func(k int) int { return g.colAt(k) })
@@ -69,6 +69,12 @@ func NewGrid(h, w, b, p, q, step int) (*Grid, error) {
 	}
 	return g, nil
 }
+
+// StripeHeight returns the height in image rows of the stripes that
+// Stripes cuts for p×p patches at spatial step step: the smallest multiple
+// of step that is at least p, so that patches of stripes two apart never
+// share a row.
+func StripeHeight(p, step int) int { return step * ((p + step - 1) / step) }
 
 // positions returns how many windows of size p fit at step s in n, counting
 // the forced last window n−p.

@@ -9,6 +9,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
+	"tdsc/internal/tile"
 	"tdsc/internal/tsc"
 )
 
@@ -27,7 +28,9 @@ type Denoiser struct {
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
 
-	learned *dictfile.Model
+	learned  *dictfile.Model
+	prepared *dictfile.Model // learned by PrepareTiles for the strips' Denoise
+	tiling   bool            // PrepareTiles was called: the strips' Denoise is quiet
 }
 
 // Adopt reconciles o with the dictionary file m: the patch geometry and
@@ -86,9 +89,49 @@ func TrainModel(ctx context.Context, c *msi.Cube, o Options, sigma float64, crea
 	return NewModel(res, o, sigma, createdBy), nil
 }
 
-// Learned returns the model that the last Denoise learned, or nil if it
-// used Model.
+// Learned returns the model that the last Denoise (or PrepareTiles)
+// learned, or nil if it used Model.
 func (d *Denoiser) Learned() *dictfile.Model { return d.learned }
+
+// TileGeometry returns the strips under which denoising a cube strip by
+// strip (package tile), after PrepareTiles, gives the whole cube's result
+// bit for bit (Options.TileGeometry).
+func (d *Denoiser) TileGeometry(sigma float64) tile.Geometry {
+	o := d.Resolved(sigma)
+	return o.TileGeometry()
+}
+
+// PrepareTiles readies d to denoise the cube of r strip by strip: unless
+// Model gives the dictionary, it learns it as Denoise of the whole cube
+// would (TrainTiles, the same sample), and every later Denoise codes with
+// it instead of learning from its strip, and logs nothing: the caller
+// reports the strips.
+func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) error {
+	d.prepared, d.learned, d.tiling = nil, nil, true
+	if d.Model != nil {
+		return nil
+	}
+	log := report.OrDiscard(d.Report)
+	o := d.Resolved(sigma)
+	h, w, b := r.Size()
+	if err := o.Validate(h, w, b); err != nil {
+		return err
+	}
+	start := time.Now()
+	log.Start("training", "iterations", int64(o.TrainIters))
+	o.TrainProgress = func(iter, _ int, obj float64) {
+		log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
+	}
+	res, err := TrainTiles(ctx, r, strips, o)
+	log.Finish()
+	if err != nil {
+		return err
+	}
+	log.Logf("learned %d atoms in %d iterations (%.1f s)", o.Atoms, len(res.Objective), time.Since(start).Seconds())
+	d.prepared = NewModel(res, o, sigma, d.CreatedBy)
+	d.learned = d.prepared
+	return nil
+}
 
 // Resolved returns the settings Denoise uses for noise level sigma.
 func (d *Denoiser) Resolved(sigma float64) Options { return d.Options.Resolve(sigma) }
@@ -98,14 +141,19 @@ func (d *Denoiser) Resolved(sigma float64) Options { return d.Options.Resolve(si
 // ctx.Err() when ctx is cancelled.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
 	log := report.OrDiscard(d.Report)
+	if d.tiling {
+		log = report.Discard
+	}
 	o := d.Resolved(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	model := d.Model
-	d.learned = nil
-	if model == nil {
+	if model == nil && d.prepared != nil {
+		model = d.prepared
+	} else if model == nil {
+		d.learned = nil
 		log.Start("training", "iterations", int64(o.TrainIters))
 		o.TrainProgress = func(iter, _ int, obj float64) {
 			log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))

@@ -23,6 +23,7 @@ import (
 	"tdsc/internal/option"
 	"tdsc/internal/patch"
 	"tdsc/internal/tensor"
+	"tdsc/internal/tile"
 	"tdsc/internal/tsc"
 )
 
@@ -254,14 +255,19 @@ func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error
 	idx := patch.Sample(g, o.Samples, o.Seed)
 	x := g.NewTensor(len(idx))
 	patch.ExtractIndices(x, make([]float64, len(idx)), c, g, idx)
-	if len(idx) < o.Atoms {
+	return learn(ctx, x, g, o)
+}
+
+// learn learns the dictionary from x, the training patches drawn from the
+// grid g.
+func learn(ctx context.Context, x *tensor.Tensor, g *patch.Grid, o Options) (*tsc.LearnResult, error) {
+	if x.N < o.Atoms {
 		// Sample returns min(Samples, positions) patches: say which is short.
 		if o.Samples < g.Len() {
 			return nil, fmt.Errorf("%d training samples are fewer than the %d atoms to learn", o.Samples, o.Atoms)
 		}
-		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", len(idx), o.Atoms)
+		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", x.N, o.Atoms)
 	}
-
 	return tsc.LearnContext(ctx, o.codingShape(x), tsc.LearnOptions{
 		Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,
 		Tol: o.TrainTol, Seed: o.Seed, Threads: o.Threads,
@@ -271,6 +277,65 @@ func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error
 			}
 		},
 	})
+}
+
+// TileGeometry returns the strips (package tile) under which Reconstruct,
+// with resolved settings o, gives for every strip's core exactly the lines
+// it gives on the whole cube: cores and reads start at multiples of two
+// stripes of the patch grid (patch.StripeHeight), so that a strip's grid
+// has the whole cube's patch positions, stripes and phases and codes the
+// same batches, and the halo, at least one patch and a multiple of that,
+// holds every patch that covers a core line (and keeps the strip's forced
+// last row of patches, which the whole cube does not have, off the core).
+func (o *Options) TileGeometry() tile.Geometry {
+	align := 2 * patch.StripeHeight(o.Patch, o.Stride)
+	return tile.Geometry{Halo: align * ((o.Patch + align - 1) / align), Align: align}
+}
+
+// TrainTiles is Train for a cube read strip by strip from r: the same
+// sample is drawn over the whole cube's patch positions and cut from the
+// strips of TileGeometry that hold it, so that the result is Train's on
+// the whole cube.
+func TrainTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, o Options) (*tsc.LearnResult, error) {
+	h, w, b := r.Size()
+	if err := o.Validate(h, w, b); err != nil {
+		return nil, err
+	}
+	g, err := patch.NewGrid(h, w, b, o.Patch, o.Depth, o.Stride)
+	if err != nil {
+		return nil, err
+	}
+	idx := patch.Sample(g, o.Samples, o.Seed)
+	x := g.NewTensor(len(idx))
+	j := 0 // the sample's indices increase with the patch's first line
+	for _, s := range strips {
+		end := j
+		for end < len(idx) {
+			if y, _, _ := g.Pos(idx[end]); y >= s.Core.End {
+				break
+			}
+			end++
+		}
+		if end == j {
+			continue
+		}
+		c, err := r.ReadLines(s.Read.Start, s.Read.Len())
+		if err != nil {
+			return nil, err
+		}
+		sg, err := patch.NewGrid(c.Height, w, b, o.Patch, o.Depth, o.Stride)
+		if err != nil {
+			return nil, err
+		}
+		for ; j < end; j++ {
+			y, xx, bb := g.Pos(idx[j])
+			sg.ExtractAt(x.Lateral(j), c, y-s.Read.Start, xx, bb)
+		}
+	}
+	if j != len(idx) {
+		return nil, fmt.Errorf("twodsc: the strips cover %d of the %d training patches", j, len(idx))
+	}
+	return learn(ctx, x, g, o)
 }
 
 // atomShape returns the M and K of the atoms that o's patches are coded

@@ -1,0 +1,223 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/dictfile"
+	"tdsc/internal/msi"
+	"tdsc/internal/report"
+	"tdsc/internal/tile"
+)
+
+// tileFlags are denoise's flags for cubes larger than memory.
+type tileFlags struct {
+	lines     int    // --tile: core lines per strip, 0 to decide by the budget
+	maxMemory string // --max-memory
+}
+
+// defaultMemoryFraction of the machine's RAM is the default memory budget;
+// fallbackMemory is the budget where the RAM is not known.
+const (
+	defaultMemoryFraction = 0.5
+	fallbackMemory        = 4 << 30
+)
+
+// sigmaWindowLines bounds the lines read to estimate σ of a cube denoised
+// in strips, when σ is not given.
+const sigmaWindowLines = 512
+
+// budget returns --max-memory in bytes: a whole number of bytes with an
+// optional unit K, M, G or T (powers of 1024; KiB, MB and the like are
+// read the same), or by default half of the machine's RAM.
+func (t *tileFlags) budget() (int64, error) {
+	if t.maxMemory == "" {
+		if total, ok := totalMemory(); ok {
+			return int64(defaultMemoryFraction * float64(total)), nil
+		}
+		return fallbackMemory, nil
+	}
+	n, err := parseBytes(t.maxMemory)
+	if err != nil {
+		return 0, fmt.Errorf("--max-memory: %v", err)
+	}
+	return n, nil
+}
+
+// parseBytes reads a size such as 2G, 1536M, 512MiB or 1000000.
+func parseBytes(s string) (int64, error) {
+	num := strings.TrimRight(s, "KMGTiBkmgtib")
+	unit := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(s[len(num):], "B"), "i"))
+	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
+	sh, ok := shift[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || !(v > 0) || v*math.Exp2(float64(sh)) > math.MaxInt64/2 {
+		return 0, fmt.Errorf("want a positive size such as 2G, 1536M or 1000000 (bytes), got %q", s)
+	}
+	return int64(v * math.Exp2(float64(sh))), nil
+}
+
+// stripRun is a denoise run strip by strip (package tile).
+type stripRun struct {
+	input, out, save string
+	force            bool
+	sigma            float64 // --sigma, 0 when not given
+	scale            float64 // --scale, 0 for auto (1 for ENVI)
+	lines            int     // core lines per strip, 0 to fit budget
+	budget           int64
+	spec             denoise.Spec
+	method           denoise.Method
+	log              report.Reporter
+}
+
+// run denoises r.input into r.out strip by strip and returns the σ used.
+func (r *stripRun) run(ctx context.Context) error {
+	start := time.Now()
+	in, err := msi.OpenENVI(r.input, r.scale)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	height, width, bands := in.Size()
+	sigma, err := r.resolveSigma(in)
+	if err != nil {
+		return err
+	}
+	geom, exact := denoise.TileGeometry(r.method, sigma)
+	lines := r.lines
+	if lines == 0 {
+		if lines, err = tile.LinesFor(r.budget, width, bands, r.spec.BytesPerVoxel, geom); err != nil {
+			return fmt.Errorf("%s: %v: raise --max-memory", r.input, err)
+		}
+	}
+	strips := tile.Plan(height, lines, geom)
+	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
+	if exact {
+		how = "the same result as the whole cube"
+	}
+	r.log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
+		r.input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(r.budget))
+	// The strips are garbage as soon as the next is read: the limit makes
+	// the collector return them rather than let the heap grow to twice
+	// what is live.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(r.budget))
+
+	var learned *dictfile.Model
+	if t, ok := r.method.(denoise.Tiler); ok {
+		if err := t.PrepareTiles(ctx, in, strips, sigma); err != nil {
+			return err
+		}
+	}
+	if l, ok := r.method.(interface{ Learned() *dictfile.Model }); ok && r.save != "" {
+		learned = l.Learned()
+	}
+	meta := in.Meta()
+	w, err := msi.CreateENVI(r.out, meta, r.force)
+	if err != nil {
+		return err
+	}
+	r.log.Start("denoising strips", "strips", int64(len(strips)))
+	err = tile.Run(ctx, in, w, strips, func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+		return r.method.Denoise(ctx, c, sigma)
+	}, func(done, _ int) { r.log.Update(int64(done), "") })
+	r.log.Finish()
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	if learned != nil {
+		if err := learned.WriteFile(r.save, r.force); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	w.SetDescription(describe(r.method, sigma))
+	if err := w.Commit(); err != nil {
+		if learned != nil {
+			os.Remove(r.save)
+		}
+		return err
+	}
+	r.log.Logf("wrote %s (%.1f s in all)", r.out, time.Since(start).Seconds())
+	return nil
+}
+
+// resolveSigma returns --sigma, or the σ the method knows, or the estimate
+// from at most sigmaWindowLines lines at the middle of the cube (the whole
+// cube's estimate would need the whole cube).
+func (r *stripRun) resolveSigma(in *msi.ENVIReader) (float64, error) {
+	if r.sigma != 0 {
+		return denoise.ResolveSigma(nil, r.sigma, r.method, r.log)
+	}
+	if k, ok := r.method.(interface{ KnownSigma() float64 }); ok && k.KnownSigma() > 0 {
+		return k.KnownSigma(), nil
+	}
+	height, _, _ := in.Size()
+	n := min(height, sigmaWindowLines)
+	y0 := (height - n) / 2
+	window, err := in.ReadLines(y0, n)
+	if err != nil {
+		return 0, err
+	}
+	r.log.Logf("estimating σ from lines %d–%d", y0, y0+n-1)
+	return denoise.ResolveSigma(window, 0, r.method, r.log)
+}
+
+// decide reports whether the run goes strip by strip: when --tile is given,
+// or when the input is an ENVI cube whose whole-cube run would need more
+// than the budget (the method's BytesPerVoxel per voxel). Strips need an
+// ENVI input and output, one σ and no --ref; a forced run without them is
+// an error, an automatic one says why it cannot tile and runs whole.
+func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bool, log report.Reporter) (bool, error) {
+	if t.lines < 0 {
+		return false, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", t.lines)
+	}
+	budget, err := t.budget()
+	if err != nil {
+		return false, err
+	}
+	forced := t.lines > 0
+	var why string
+	switch {
+	case !msi.IsENVIPath(input):
+		why = "the input is not an ENVI cube (.hdr/.img), which strips are read from"
+	case !msi.IsENVIPath(out):
+		why = "the output is not an ENVI cube (.hdr/.img), which strips are written to"
+	case ref:
+		why = "--ref needs the whole cube (score the output with tdsc eval instead)"
+	case perBand:
+		why = "--sigma-per-band estimates σ from the whole cube"
+	}
+	if forced {
+		if why != "" {
+			return false, fmt.Errorf("--tile: %s", why)
+		}
+		return true, nil
+	}
+	if !msi.IsENVIPath(input) {
+		return false, nil // its size is known only once it is read
+	}
+	in, err := msi.OpenENVI(input, 0)
+	if err != nil {
+		return false, err
+	}
+	h, w, b := in.Size()
+	in.Close()
+	need := float64(h) * float64(w) * float64(b) * spec.BytesPerVoxel
+	if need <= float64(budget) {
+		return false, nil
+	}
+	if why != "" {
+		log.Logf("%s: the whole cube needs about %s, more than the memory budget of %s, but it cannot be denoised in strips: %s",
+			input, tile.FormatBytes(int64(need)), tile.FormatBytes(budget), why)
+		return false, nil
+	}
+	return true, nil
+}
