@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNG$$' -fuzztime 15s ./internal/gray
 	$(GO) test -run '^$$' -fuzz '^FuzzReadNPY$$' -fuzztime 15s ./internal/msi
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMAT$$' -fuzztime 15s ./internal/msi
+	$(GO) test -run '^$$' -fuzz '^FuzzENVIReadLines$$' -fuzztime 15s ./internal/msi
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s ./internal/matfile
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/gate
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPlan$$' -fuzztime 15s ./internal/batch

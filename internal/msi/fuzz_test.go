@@ -2,6 +2,7 @@ package msi
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -195,6 +196,59 @@ func FuzzReadMAT(f *testing.F) {
 			checkDecoded(t, c)
 			if !slices.Contains(DTypes, dtype) || variable != "" && v != variable {
 				t.Fatalf("element type %q, variable %q (asked for %q)", dtype, v, variable)
+			}
+		}
+	})
+}
+
+// FuzzENVIReadLines reads fuzzed data as a small ENVI cube of a fuzzed
+// layout, whole (Open) and by blocks of lines (ENVIReader). Neither may
+// panic, and they must agree: the same error or none, and every block the
+// same lines as the whole cube.
+func FuzzENVIReadLines(f *testing.F) {
+	f.Add(uint8(4), uint8(0), false, uint8(0), bytes.Repeat([]byte{0, 0, 128, 63}, 12), uint8(1), uint8(1))
+	f.Add(uint8(12), uint8(2), true, uint8(3), append(bytes.Repeat([]byte{1, 2}, 13), 9), uint8(0), uint8(2))
+	f.Add(uint8(5), uint8(1), false, uint8(0), append(bytes.Repeat([]byte{0}, 88), 0, 0, 0, 0, 0, 0, 0xf8, 0x7f), uint8(1), uint8(2))
+	f.Fuzz(func(t *testing.T, dataType, interleave uint8, bigEndian bool, offset uint8, data []byte, y0, n uint8) {
+		const samples, lines, bands = 2, 3, 2
+		order := 0
+		if bigEndian {
+			order = 1
+		}
+		header := fmt.Sprintf("ENVI\nsamples = %d\nlines = %d\nbands = %d\ndata type = %d\ninterleave = %s\nbyte order = %d\nheader offset = %d\n",
+			samples, lines, bands, dataType%16, []string{"bsq", "bil", "bip"}[interleave%3], order, offset%8)
+		dir := t.TempDir()
+		hdr := filepath.Join(dir, "c.hdr")
+		if err := os.WriteFile(hdr, []byte(header), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "c.img"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		whole, openErr := Open(hdr)
+		r, err := OpenENVI(hdr, 0)
+		if err != nil {
+			if openErr == nil {
+				t.Fatalf("Open reads what OpenENVI refuses: %v", err)
+			}
+			return
+		}
+		defer r.Close()
+		y, k := int(y0%lines), 1+int(n%lines)
+		got, err := r.ReadLines(y, k)
+		switch {
+		case y+k > lines:
+			if err == nil {
+				t.Fatalf("lines [%d, %d) of %d read", y, y+k, lines)
+			}
+		case err != nil:
+			// A non-finite value in these lines; Open must refuse the cube too.
+			if openErr == nil {
+				t.Fatalf("ReadLines(%d, %d): %v, but Open reads the cube", y, k, err)
+			}
+		case openErr == nil:
+			if want := whole.Crop(y, 0, 0, k, samples, bands); !slices.Equal(got.Data, want.Data) {
+				t.Fatalf("lines [%d, %d): %v, Open has %v", y, y+k, got.Data, want.Data)
 			}
 		}
 	})
