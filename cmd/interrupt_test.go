@@ -83,6 +83,19 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 		t.Errorf("interrupted denoise left %v beside its input", names)
 	}
 
+	// denoise in strips: interrupted once the dictionary is learned, before
+	// the strips are written; the output written so far is removed.
+	ctx, cancel = context.WithCancel(context.Background())
+	stderr = &cancelOn{marker: "learned ", cancel: cancel}
+	err = runTDSC(ctx, stderr, "denoise", "--method", "2dsc", "--input", noisy, "--sigma", "30", "--samples", "2000", "--iters", "3",
+		"--tile", "20", "--out", filepath.Join(dir, "out.hdr"), "--save-dict", filepath.Join(dir, "d.json"))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("denoise --tile: got error %v, want context.Canceled (stderr: %s)", err, stderr.buf.String())
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, inputs) {
+		t.Errorf("interrupted denoise --tile left %v beside its input", names)
+	}
+
 	// train: interrupted while learning.
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
