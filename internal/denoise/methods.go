@@ -307,6 +307,13 @@ func (m *scMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	return m.d.Denoise(ctx, noisy, sigma)
 }
 
+// TileGeometry and PrepareTiles make sc a Tiler, as 2dsc.
+func (m *scMethod) TileGeometry(sigma float64) tile.Geometry { return m.d.TileGeometry(sigma) }
+
+func (m *scMethod) PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) error {
+	return m.d.PrepareTiles(ctx, r, strips, sigma)
+}
+
 func (m *scMethod) Settings(sigma float64) []Setting {
 	o := m.d.Resolved(sigma)
 	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,

@@ -22,6 +22,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/report"
+	"tdsc/internal/tile"
 	"tdsc/internal/twodsc"
 )
 
@@ -33,6 +34,8 @@ type Denoiser struct {
 	Options twodsc.Options
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
+
+	tiles *twodsc.Denoiser // the pipeline PrepareTiles readied for strips
 }
 
 // DefaultAtoms returns the default number of atoms for patches of depth q:
@@ -62,6 +65,25 @@ func (d *Denoiser) Resolved(sigma float64) twodsc.Options { return Resolve(d.Opt
 // deviation sigma > 0 on the [0, 255] scale. It stops with ctx.Err() when
 // ctx is cancelled; the result does not depend on Options.Threads.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	if d.tiles != nil {
+		return d.tiles.Denoise(ctx, noisy, sigma)
+	}
 	p := twodsc.Denoiser{Options: d.Resolved(sigma), Report: d.Report}
 	return p.Denoise(ctx, noisy, sigma)
+}
+
+// TileGeometry returns the strips under which denoising strip by strip,
+// after PrepareTiles, gives the whole cube's result bit for bit, as for
+// 2dsc (twodsc.Options.TileGeometry).
+func (d *Denoiser) TileGeometry(sigma float64) tile.Geometry {
+	o := d.Resolved(sigma)
+	return o.TileGeometry()
+}
+
+// PrepareTiles learns the dictionary from the cube of r as Denoise of the
+// whole cube would (twodsc.Denoiser.PrepareTiles); every later Denoise
+// codes a strip with it.
+func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) error {
+	d.tiles = &twodsc.Denoiser{Options: d.Resolved(sigma), Report: d.Report}
+	return d.tiles.PrepareTiles(ctx, r, strips, sigma)
 }

@@ -9,6 +9,8 @@ import (
 	"tdsc/internal/noise"
 	"tdsc/internal/testenv"
 	"tdsc/internal/testenv/regress"
+	"tdsc/internal/tile"
+	"tdsc/internal/tile/tiletest"
 	"tdsc/internal/twodsc"
 )
 
@@ -84,5 +86,38 @@ func TestCancelled(t *testing.T) {
 	d := Denoiser{Options: twodsc.Options{Samples: 200}}
 	if _, err := d.Denoise(ctx, noisy, 20); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+// Strip by strip (PrepareTiles, tile.Run) gives the whole cube's result
+// bit for bit, as for 2dsc.
+func TestTilesBitIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a full scene")
+	}
+	noisy := noise.Add(nil, balloons(t).Crop(100, 100, 0, 41, 24, 8), 20, 3)
+	o := twodsc.Options{Samples: 400, TrainIters: 3}
+	whole := Denoiser{Options: o}
+	want, err := whole.Denoise(context.Background(), noisy, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Denoiser{Options: o}
+	strips := tile.Plan(noisy.Height, 10, d.TileGeometry(20))
+	if len(strips) < 3 {
+		t.Fatalf("%d strips", len(strips))
+	}
+	if err := d.PrepareTiles(context.Background(), tiletest.Lines{Cube: noisy}, strips, 20); err != nil {
+		t.Fatal(err)
+	}
+	got := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
+	if err := tile.Run(context.Background(), tiletest.Lines{Cube: noisy}, tiletest.Lines{Cube: got}, strips,
+		func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) { return d.Denoise(ctx, c, 20) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	for k := range want.Data {
+		if got.Data[k] != want.Data[k] {
+			t.Fatalf("voxel %d: %v in strips, %v whole", k, got.Data[k], want.Data[k])
+		}
 	}
 }
