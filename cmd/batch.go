@@ -13,8 +13,6 @@ import (
 
 	"tdsc/internal/batch"
 	"tdsc/internal/denoise"
-	"tdsc/internal/dictfile"
-	"tdsc/internal/twodsc"
 )
 
 func newBatchCmd() *cobra.Command {
@@ -220,17 +218,26 @@ func batchPlan(fl *pflag.FlagSet, planFile string, scenes []string, sigmas []flo
 // method may not.
 var batchSets = []string{"input", "out", "ref", "sigma", "method", "force", "quiet", "threads", "save-dict"}
 
+// checkSize is the cube size values are checked against before a batch
+// runs (checkBatchMethod): larger than any patch, window or rank a method
+// takes, so that only the values themselves are judged; a setting too
+// large for a particular scene is found when its cell runs.
+const checkSize = 1 << 12
+
 // checkBatchMethod is batch.CheckMethod with tdsc denoise's own flags: the
 // words are parsed by a fresh denoise command's flag set, so a batch
 // accepts exactly what denoise does, and the flags must apply to the
-// method as denoise requires. A --dict file is read now, not when its
-// first cell runs.
-func checkBatchMethod(name string, words []string, baseDir string) ([]string, error) {
+// method as denoise requires. The method is then built from them and its
+// settings checked at every σ of the plan (denoise.Method.Check), so that
+// a bad value stops the batch before it runs anything. A --dict file is
+// read now, not when its first cell runs.
+func checkBatchMethod(name string, words []string, baseDir string, sigmas []float64) ([]string, error) {
 	spec, err := denoise.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	fs := newDenoiseCmd().Flags()
+	var mf methodFlags
+	fs := newDenoiseCmdWith(&mf).Flags()
 	if err := fs.Parse(words); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, errors.New("--help is not a denoise setting")
@@ -252,21 +259,20 @@ func checkBatchMethod(name string, words []string, baseDir string) ([]string, er
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
-	if fs.Changed("weights") {
-		if _, err := twodsc.ParseWeighting(fs.Lookup("weights").Value.String()); err != nil {
-			return nil, flagError(err)
-		}
+	if !filepath.IsAbs(mf.dict) && mf.dict != "" {
+		_ = fs.Set("dict", filepath.Join(baseDir, mf.dict))
 	}
-	if fs.Changed("dict") {
-		d := fs.Lookup("dict")
-		path := d.Value.String()
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(baseDir, path)
-		}
-		if _, err := dictfile.Read(path); err != nil {
+	m, err := mf.method(spec, fs, nil)
+	if err != nil {
+		if fs.Changed("dict") {
 			return nil, fmt.Errorf("--dict: %w", err)
 		}
-		_ = d.Value.Set(path)
+		return nil, err
+	}
+	for _, sigma := range sigmas {
+		if err := m.Check(sigma, checkSize, checkSize, checkSize); err != nil {
+			return nil, fmt.Errorf("σ = %g: %w", sigma, flagError(err))
+		}
 	}
 	var canonical []string
 	fs.Visit(func(f *pflag.Flag) { canonical = append(canonical, "--"+f.Name+"="+f.Value.String()) })

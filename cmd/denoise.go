@@ -16,6 +16,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/nonlocal"
+	"tdsc/internal/report"
 	"tdsc/internal/whiten"
 )
 
@@ -26,19 +27,59 @@ var commonFlags = map[string]bool{
 	"axes": true, "scale": true, "dtype": true, "sigma-per-band": true, "sigma-estimator": true,
 }
 
-func newDenoiseCmd() *cobra.Command {
+// methodFlags are the denoise flags that build a method (denoise.Config):
+// the 2DSC settings most methods share, the nonlocal ones, lrta's ranks and
+// a 2dsc dictionary file.
+type methodFlags struct {
+	sf    solverFlags
+	nl    nonlocal.Options
+	ranks string
+	dict  string
+}
+
+// method builds the method spec with the settings the flags f give (f is
+// the flag set m's fields are bound to). Errors name the flag.
+func (m *methodFlags) method(spec denoise.Spec, f *pflag.FlagSet, log report.Reporter) (denoise.Method, error) {
+	twoOpts, err := m.sf.options(f)
+	if err != nil {
+		return nil, flagError(err)
+	}
+	cfg := denoise.Config{Sigma: m.sf.sigma, Threads: m.sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
+	cfg.TwoDSC, cfg.Nonlocal = twoOpts, m.nl
+	if cfg.TuckerRanks, err = parseRanks(m.ranks); err != nil {
+		return nil, err
+	}
+	if m.dict != "" {
+		if cfg.Dict, err = dictfile.Read(m.dict); err != nil {
+			return nil, err
+		}
+	}
+	method, err := spec.New(cfg)
+	if err != nil {
+		if m.dict != "" {
+			return nil, fmt.Errorf("%s: %w", m.dict, flagError(err))
+		}
+		return nil, flagError(err)
+	}
+	return method, nil
+}
+
+func newDenoiseCmd() *cobra.Command { return newDenoiseCmdWith(new(methodFlags)) }
+
+// newDenoiseCmdWith is the denoise command with its method flags bound to
+// mf, so that a batch can parse a method's flags and build it as denoise
+// does.
+func newDenoiseCmdWith(mf *methodFlags) *cobra.Command {
 	var (
-		sf                          solverFlags
-		input, out, dict, save, ref string
-		method                      string
-		cf                          cubeFlags
-		perBand                     bool
-		tf                          tileFlags
-		ranks                       string
-		estimator                   string
-		nl                          nonlocal.Options
-		force                       bool
+		input, out, save, ref string
+		method                string
+		cf                    cubeFlags
+		perBand               bool
+		tf                    tileFlags
+		estimator             string
+		force                 bool
 	)
+	sf, nl := &mf.sf, &mf.nl
 	c := &cobra.Command{
 		Use:   "denoise --input NOISY --out OUT",
 		Short: "Denoise a cube (methods: " + strings.Join(denoise.Names(), ", ") + ")",
@@ -85,27 +126,10 @@ the input and the result on stdout.`,
 			if err := refuseExisting(force, save); err != nil {
 				return err
 			}
-			twoOpts, err := sf.options(cmd.Flags())
-			if err != nil {
-				return flagError(err)
-			}
 			log := newReporter(cmd)
-			cfg := denoise.Config{Sigma: sf.sigma, Threads: sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
-			cfg.TwoDSC, cfg.Nonlocal = twoOpts, nl
-			if cfg.TuckerRanks, err = parseRanks(ranks); err != nil {
-				return err
-			}
-			if dict != "" {
-				if cfg.Dict, err = dictfile.Read(dict); err != nil {
-					return err
-				}
-			}
-			m, err := spec.New(cfg)
+			m, err := mf.method(spec, cmd.Flags(), log)
 			if err != nil {
-				if dict != "" {
-					return fmt.Errorf("%s: %w", dict, flagError(err))
-				}
-				return flagError(err)
+				return err
 			}
 			if tiled, err := tf.decide(input, out, spec, ref != "", perBand, log); err != nil {
 				return flagError(err)
@@ -199,7 +223,7 @@ the input and the result on stdout.`,
 	f.StringVarP(&input, "input", "i", "", "noisy cube: a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
 	f.StringVarP(&out, "out", "o", "", "denoised cube: a PNG stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
 	f.StringVarP(&method, "method", "m", denoise.Default, "denoising method: "+strings.Join(denoise.Names(), ", "))
-	f.StringVar(&dict, "dict", "", "2dsc: use this dictionary instead of learning one from the input")
+	f.StringVar(&mf.dict, "dict", "", "2dsc: use this dictionary instead of learning one from the input")
 	f.StringVar(&save, "save-dict", "", "2dsc: save the dictionary learned from the input to this file")
 	f.StringVarP(&ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
@@ -208,7 +232,7 @@ the input and the result on stdout.`,
 	f.IntVar(&nl.Wiener, "wiener", 0, "nonlocal: collaborative Wiener passes, -1 for none (default 2)")
 	f.IntVar(&nl.Rounds, "rounds", 0, "nonlocal: low-rank rounds (default 2)")
 	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: from the data, at least 10 for σ ≤ 15, else 6); parafac: the CP rank (default: the smallest whose residual reaches the noise)")
-	f.StringVar(&ranks, "ranks", "", "lrta: the row, column and band subspace dimensions R1,R2,R3, 0 for one chosen by AIC (default: all by AIC)")
+	f.StringVar(&mf.ranks, "ranks", "", "lrta: the row, column and band subspace dimensions R1,R2,R3, 0 for one chosen by AIC (default: all by AIC)")
 	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
 	f.BoolVar(&perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")

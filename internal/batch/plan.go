@@ -132,11 +132,12 @@ func kindOf(goType string) string {
 }
 
 // CheckMethod checks that name is a denoise method and that flags (words of
-// a command line) are tdsc denoise flags that apply to it and that a batch
-// may set, and returns them in a canonical form: one "--name=value" word
+// a command line) are tdsc denoise flags that apply to it, that a batch
+// may set and whose values the method can use at every noise level of
+// sigmas, and returns them in a canonical form: one "--name=value" word
 // per flag, sorted by name, relative paths made absolute against baseDir.
 // The command line supplies it, since it owns the denoise flags.
-type CheckMethod func(name string, flags []string, baseDir string) (canonical []string, err error)
+type CheckMethod func(name string, flags []string, baseDir string, sigmas []float64) (canonical []string, err error)
 
 // Resolved is a checked plan.
 type Resolved struct {
@@ -237,7 +238,7 @@ func Resolve(p *Plan, baseDir string, check CheckMethod) (*Resolved, error) {
 		if m.Name == "" {
 			return nil, fmt.Errorf("%s: no method name (\"method\": one of tdsc denoise's methods)", where)
 		}
-		flags, err := check(m.Name, m.Flags, baseDir)
+		flags, err := check(m.Name, m.Flags, baseDir, r.Sigmas)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}

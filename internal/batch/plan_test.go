@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,10 +11,14 @@ import (
 )
 
 // acceptAll is a CheckMethod that knows the methods "a" and "b", rejects
-// any other and returns the flags sorted.
-func acceptAll(name string, flags []string, _ string) ([]string, error) {
+// any other and returns the flags sorted. It checks that it is given the
+// plan's noise levels, resolved: sorted, distinct, at least one.
+func acceptAll(name string, flags []string, _ string, sigmas []float64) ([]string, error) {
 	if name != "a" && name != "b" {
 		return nil, errors.New("unknown method " + name)
+	}
+	if len(sigmas) == 0 || !slices.IsSorted(sigmas) || len(slices.Compact(slices.Clone(sigmas))) != len(sigmas) {
+		return nil, fmt.Errorf("noise levels %v not resolved", sigmas)
 	}
 	return slices.Sorted(slices.Values(flags)), nil
 }

@@ -26,11 +26,15 @@ import (
 // for noise of standard deviation sigma > 0 on the [0, 255] scale, and
 // stops with ctx.Err() when ctx is cancelled; the result does not depend on
 // the number of threads. Settings lists what it ran with, for the output's
-// metadata, once Denoise has resolved its defaults for sigma.
+// metadata, once Denoise has resolved its defaults for sigma. Check
+// returns the error Denoise would return for settings that cannot be used
+// at noise level sigma on a cube of the given size, without the cube, so
+// that a batch refuses them before it runs anything.
 type Method interface {
 	Name() string
 	Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error)
 	Settings(sigma float64) []Setting
+	Check(sigma float64, height, width, bands int) error
 }
 
 // Setting is one name = value pair of a method's settings.

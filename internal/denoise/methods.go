@@ -163,6 +163,11 @@ func (m *twoDSC) KnownSigma() float64 { return m.knownSigma }
 // Learned returns the dictionary the last Denoise learned (nil with Dict).
 func (m *twoDSC) Learned() *dictfile.Model { return m.d.Learned() }
 
+func (m *twoDSC) Check(sigma float64, height, width, bands int) error {
+	o := m.d.Resolved(sigma)
+	return o.Validate(height, width, bands)
+}
+
 func (m *twoDSC) Settings(sigma float64) []Setting {
 	o := m.d.Resolved(sigma)
 	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
@@ -184,6 +189,10 @@ func (m *bwksvdMethod) Name() string { return "bwksvd" }
 
 func (m *bwksvdMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
 	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *bwksvdMethod) Check(sigma float64, height, width, bands int) error {
+	return m.d.Options.Resolve(sigma).Validate(height, width, bands)
 }
 
 func (m *bwksvdMethod) Settings(sigma float64) []Setting {
@@ -209,6 +218,10 @@ func (m *ksvd3dMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float
 	return m.d.Denoise(ctx, noisy, sigma)
 }
 
+func (m *ksvd3dMethod) Check(sigma float64, height, width, bands int) error {
+	return m.d.Options.Resolve(sigma).Validate(height, width, bands)
+}
+
 func (m *ksvd3dMethod) Settings(sigma float64) []Setting {
 	o := m.d.Options.Resolve(sigma)
 	return formatSettings("sigma", sigma, "patch", o.Patch, "depth", o.Depth, "atoms", o.Atoms, "iters", o.Iters,
@@ -228,6 +241,10 @@ func (m *lrtaMethod) Name() string { return "lrta" }
 
 func (m *lrtaMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
 	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *lrtaMethod) Check(sigma float64, height, width, bands int) error {
+	return m.d.Options.Resolve(sigma).Validate(height, width, bands)
 }
 
 func (m *lrtaMethod) Settings(sigma float64) []Setting {
@@ -252,6 +269,10 @@ func (m *parafacMethod) Name() string { return "parafac" }
 
 func (m *parafacMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
 	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *parafacMethod) Check(sigma float64, height, width, bands int) error {
+	return m.d.Options.Resolve(sigma).Validate(height, width, bands)
 }
 
 func (m *parafacMethod) Settings(sigma float64) []Setting {
@@ -285,6 +306,11 @@ func (m *tensrMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float6
 	return m.d.Denoise(ctx, noisy, sigma)
 }
 
+func (m *tensrMethod) Check(sigma float64, height, width, bands int) error {
+	o := m.d.Options.Resolve(sigma)
+	return o.Validate(height, width, bands)
+}
+
 func (m *tensrMethod) Settings(sigma float64) []Setting {
 	o := m.d.Options.Resolve(sigma)
 	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
@@ -314,6 +340,11 @@ func (m *scMethod) PrepareTiles(ctx context.Context, r tile.Reader, strips []til
 	return m.d.PrepareTiles(ctx, r, strips, sigma)
 }
 
+func (m *scMethod) Check(sigma float64, height, width, bands int) error {
+	o := m.d.Resolved(sigma)
+	return o.Validate(height, width, bands)
+}
+
 func (m *scMethod) Settings(sigma float64) []Setting {
 	o := m.d.Resolved(sigma)
 	return formatSettings("sigma", sigma, "beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
@@ -333,6 +364,15 @@ func (m *nonlocalMethod) Name() string { return "nonlocal" }
 
 func (m *nonlocalMethod) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
 	return m.d.Denoise(ctx, noisy, sigma)
+}
+
+func (m *nonlocalMethod) Check(sigma float64, height, width, bands int) error {
+	o := m.d.Options.Resolve(sigma)
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	p := o.Pilot.Resolve(sigma)
+	return p.Validate(height, width, bands)
 }
 
 func (m *nonlocalMethod) Settings(sigma float64) []Setting {
