@@ -7,28 +7,32 @@
 # voxels, then the fit of time against voxels: the exponent of a power law
 # (1 for linear) and the line through the origin.
 #
-#   scripts/bench-tiles.sh [--sizes N,N,...] [--sigma S] [--max-memory SIZE] [WORKDIR]
+#   scripts/bench-tiles.sh [--sizes N,N,...] [--sigma S] [--max-memory SIZE] [--flags 'DENOISE FLAGS'] [WORKDIR]
 #
 # --sigma (default 10) is the noise added and given to denoise; at σ < 20
-# 2dsc steps its patches by 2, four times fewer than at σ ≥ 20, which
-# keeps the 4096² run near an hour on two cores. --max-memory defaults to
-# 1536M, so that the peak stays under 2 GiB. WORKDIR (default
+# 2dsc steps its patches by 2, four times fewer than at σ ≥ 20. --flags
+# passes more denoise flags (e.g. '--stride 5', which codes 6.25 times
+# fewer patches than step 2 and brings the 4096² run from hours to
+# minutes; the memory of a strip does not depend on it). --max-memory
+# defaults to 1536M, so that the peak stays under 2 GiB. WORKDIR (default
 # bench-tiles-out) keeps the cubes between runs; the denoised cubes are
 # deleted once measured. Needs $TDSC_DATA (the folder holding cave/) and
 # GNU time (/usr/bin/time). The binary is $TDSC (default bin/tdsc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tdsc=${TDSC:-bin/tdsc}
-usage() { echo "usage: $0 [--sizes N,N,...] [--sigma S] [--max-memory SIZE] [WORKDIR]" >&2; exit 2; }
+usage() { echo "usage: $0 [--sizes N,N,...] [--sigma S] [--max-memory SIZE] [--flags 'DENOISE FLAGS'] [WORKDIR]" >&2; exit 2; }
 sizes=1024,2048,4096
 sigma=10
 budget=1536M
+extra=
 args=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--sizes) [ $# -ge 2 ] || usage; sizes=$2; shift 2 ;;
 	--sigma) [ $# -ge 2 ] || usage; sigma=$2; shift 2 ;;
 	--max-memory) [ $# -ge 2 ] || usage; budget=$2; shift 2 ;;
+	--flags) [ $# -ge 2 ] || usage; extra=$2; shift 2 ;;
 	-h | --help) usage ;;
 	-*) echo "$0: unknown option $1" >&2; usage ;;
 	*) args+=("$1"); shift ;;
@@ -40,6 +44,7 @@ work=${args[0]:-bench-tiles-out}
 data=${TDSC_DATA:?set TDSC_DATA to the shared data folder (the one holding cave/)}
 mkdir -p "$work"
 IFS=, read -ra ns <<<"$sizes"
+read -ra extra_args <<<"$extra"
 
 echo "| cube | voxels | wall s | peak RSS | s per Mvoxel |"
 echo "|---|---|---|---|---|"
@@ -53,7 +58,7 @@ for n in "${ns[@]}"; do
 	fi
 	out=$work/denoised$n.hdr
 	/usr/bin/time -f '%e %M' -o "$work/time$n" \
-		"$tdsc" denoise --method 2dsc --input "$cube" --out "$out" --sigma "$sigma" --max-memory "$budget" --force
+		"$tdsc" denoise --method 2dsc --input "$cube" --out "$out" --sigma "$sigma" --max-memory "$budget" --force "${extra_args[@]}"
 	rm -f "$out" "${out%.hdr}.img"
 	read -r wall kib <"$work/time$n"
 	voxels=$((n * n * 64))
