@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"tdsc/internal/atomicfile"
 )
 
 // ENVI data types read by this package (the "data type" header field).
@@ -398,49 +396,15 @@ func WriteENVI(path string, c *Cube, force bool) error {
 	if err := checkCube(c); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	stem := path
-	if IsENVIPath(path) {
-		stem = strings.TrimSuffix(path, filepath.Ext(path))
-	}
-	hdrPath, imgPath := stem+".hdr", stem+".img"
-	hdr, err := atomicfile.Create(hdrPath, force)
+	w, err := CreateENVI(path, c, force)
 	if err != nil {
 		return err
 	}
-	img, err := atomicfile.Create(imgPath, force)
-	if err != nil {
-		hdr.Abort()
+	if err := w.WriteLines(c, 0); err != nil {
+		w.Abort()
 		return err
 	}
-	if err := encodeFloat32(img, c); err != nil {
-		img.Abort()
-		hdr.Abort()
-		return fmt.Errorf("%s: %v", imgPath, err)
-	}
-	if _, err := hdr.WriteString(enviHeaderText(c)); err != nil {
-		img.Abort()
-		hdr.Abort()
-		return fmt.Errorf("%s: %v", hdrPath, err)
-	}
-	return atomicfile.Commit(img, hdr)
-}
-
-// encodeFloat32 writes the cube's values band-sequentially as little-endian
-// float32.
-func encodeFloat32(w io.Writer, c *Cube) error {
-	var buf [4]byte
-	for i, v := range c.Data {
-		f := float32(v)
-		if math.IsNaN(v) || math.IsInf(float64(f), 0) {
-			b, p := i/(c.Height*c.Width), i%(c.Height*c.Width)
-			return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0) cannot be stored as float32", v, b, p/c.Width, p%c.Width)
-		}
-		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(f))
-		if _, err := w.Write(buf[:]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.Commit()
 }
 
 // enviHeaderText returns the header of c written as float32 BSQ. The
