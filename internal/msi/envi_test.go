@@ -160,9 +160,12 @@ func synthENVI(t *testing.T, dir string, dataType int, interleave string, bigEnd
 	return writeFile(t, dir, name+".hdr", []byte(header))
 }
 
-func TestENVIReadLayouts(t *testing.T) {
+// synthLayouts writes one synthENVI cube of the given size in every data
+// type, interleave and byte order (big-endian files with a header offset)
+// and returns their header paths.
+func synthLayouts(t *testing.T, samples, lines, bands int) (hdrs []string, dataTypes []int) {
+	t.Helper()
 	dir := t.TempDir()
-	const samples, lines, bands = 3, 2, 4
 	for _, dataType := range []int{enviUint8, enviInt16, enviFloat32, enviFloat64, enviUint16} {
 		for _, interleave := range []string{"bsq", "bil", "bip"} {
 			for _, bigEndian := range []bool{false, true} {
@@ -170,21 +173,30 @@ func TestENVIReadLayouts(t *testing.T) {
 				if bigEndian {
 					offset = 13
 				}
-				hdr := synthENVI(t, dir, dataType, interleave, bigEndian, offset, samples, lines, bands)
-				c, err := Open(hdr)
-				if err != nil {
-					t.Fatalf("%s: %v", hdr, err)
-				}
-				if c.Width != samples || c.Height != lines || c.Bands != bands {
-					t.Fatalf("%s: size %s, want %d×%d×%d", hdr, c.Size(), lines, samples, bands)
-				}
-				for b := range bands {
-					for y := range lines {
-						for x := range samples {
-							if got, want := c.At(y, x, b), enviValue(dataType, b, y, x); got != want {
-								t.Fatalf("%s: voxel (y=%d, x=%d, b=%d) = %v, want %v", hdr, y, x, b, got, want)
-							}
-						}
+				hdrs = append(hdrs, synthENVI(t, dir, dataType, interleave, bigEndian, offset, samples, lines, bands))
+				dataTypes = append(dataTypes, dataType)
+			}
+		}
+	}
+	return hdrs, dataTypes
+}
+
+func TestENVIReadLayouts(t *testing.T) {
+	const samples, lines, bands = 3, 2, 4
+	hdrs, dataTypes := synthLayouts(t, samples, lines, bands)
+	for i, hdr := range hdrs {
+		c, err := Open(hdr)
+		if err != nil {
+			t.Fatalf("%s: %v", hdr, err)
+		}
+		if c.Width != samples || c.Height != lines || c.Bands != bands {
+			t.Fatalf("%s: size %s, want %d×%d×%d", hdr, c.Size(), lines, samples, bands)
+		}
+		for b := range bands {
+			for y := range lines {
+				for x := range samples {
+					if got, want := c.At(y, x, b), enviValue(dataTypes[i], b, y, x); got != want {
+						t.Fatalf("%s: voxel (y=%d, x=%d, b=%d) = %v, want %v", hdr, y, x, b, got, want)
 					}
 				}
 			}

@@ -16,47 +16,38 @@ import (
 // cube Open reads, in every layout, data type, byte order and header
 // offset.
 func TestENVIReaderLinesMatchOpen(t *testing.T) {
-	dir := t.TempDir()
 	const samples, lines, bands = 3, 5, 4
-	for _, dataType := range []int{enviUint8, enviInt16, enviFloat32, enviFloat64, enviUint16} {
-		for _, interleave := range []string{"bsq", "bil", "bip"} {
-			for _, bigEndian := range []bool{false, true} {
-				offset := 0
-				if bigEndian {
-					offset = 7
-				}
-				hdr := synthENVI(t, dir, dataType, interleave, bigEndian, offset, samples, lines, bands)
-				whole, err := Open(hdr)
+	hdrs, _ := synthLayouts(t, samples, lines, bands)
+	for _, hdr := range hdrs {
+		whole, err := Open(hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := OpenENVI(hdr, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, w, b := r.Size(); h != lines || w != samples || b != bands {
+			t.Fatalf("%s: size %d×%d×%d", hdr, h, w, b)
+		}
+		for y0 := range lines {
+			for n := 1; y0+n <= lines; n++ {
+				got, err := r.ReadLines(y0, n)
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("%s: lines %d+%d: %v", hdr, y0, n, err)
 				}
-				r, err := OpenENVI(hdr, 0)
-				if err != nil {
-					t.Fatal(err)
+				want := whole.Crop(y0, 0, 0, n, samples, bands)
+				if !slices.Equal(got.Data, want.Data) || got.Height != n {
+					t.Fatalf("%s: lines [%d, %d): %v, want %v", hdr, y0, y0+n, got.Data, want.Data)
 				}
-				if h, w, b := r.Size(); h != lines || w != samples || b != bands {
-					t.Fatalf("%s: size %d×%d×%d", hdr, h, w, b)
-				}
-				for y0 := range lines {
-					for n := 1; y0+n <= lines; n++ {
-						got, err := r.ReadLines(y0, n)
-						if err != nil {
-							t.Fatalf("%s: lines %d+%d: %v", hdr, y0, n, err)
-						}
-						want := whole.Crop(y0, 0, 0, n, samples, bands)
-						if !slices.Equal(got.Data, want.Data) || got.Height != n {
-							t.Fatalf("%s: lines [%d, %d): %v, want %v", hdr, y0, y0+n, got.Data, want.Data)
-						}
-					}
-				}
-				for _, bad := range [][2]int{{-1, 1}, {0, 0}, {4, 2}, {0, lines + 1}} {
-					if _, err := r.ReadLines(bad[0], bad[1]); err == nil {
-						t.Errorf("%s: lines %d+%d read", hdr, bad[0], bad[1])
-					}
-				}
-				r.Close()
 			}
 		}
+		for _, bad := range [][2]int{{-1, 1}, {0, 0}, {4, 2}, {0, lines + 1}} {
+			if _, err := r.ReadLines(bad[0], bad[1]); err == nil {
+				t.Errorf("%s: lines %d+%d read", hdr, bad[0], bad[1])
+			}
+		}
+		r.Close()
 	}
 }
 
