@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // ENVI data types read by this package (the "data type" header field).
