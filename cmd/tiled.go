@@ -69,7 +69,7 @@ type stripRun struct {
 	input, out, save string
 	force            bool
 	sigma            float64 // --sigma, 0 when not given
-	scale            float64 // --scale, 0 for auto (1 for ENVI)
+	scale            float64 // --scale; 0 (auto) is 1 for ENVI
 	lines            int     // core lines per strip, 0 to fit budget
 	budget           int64
 	spec             denoise.Spec
@@ -77,7 +77,10 @@ type stripRun struct {
 	log              report.Reporter
 }
 
-// run denoises r.input into r.out strip by strip and returns the σ used.
+// run denoises r.input into r.out strip by strip: σ resolved, the strips
+// planned for the method and the budget, what the method learns from the
+// whole cube learned (a Tiler), then every strip denoised and its core
+// written. On error nothing is left of the output or the dictionary file.
 func (r *stripRun) run(ctx context.Context) error {
 	start := time.Now()
 	in, err := msi.OpenENVI(r.input, r.scale)
