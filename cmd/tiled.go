@@ -53,8 +53,11 @@ func (t *tileFlags) budget() (int64, error) {
 
 // parseBytes reads a size such as 2G, 1536M, 512MiB or 1000000.
 func parseBytes(s string) (int64, error) {
-	num := strings.TrimRight(s, "KMGTiBkmgtib")
-	unit := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(s[len(num):], "B"), "i"))
+	num, unit := s, ""
+	if i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' }); i >= 0 {
+		num, unit = s[:i], s[i:]
+	}
+	unit = strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(unit), "B"), "I")
 	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
 	sh, ok := shift[unit]
 	v, err := strconv.ParseFloat(num, 64)
