@@ -218,6 +218,10 @@ func batchPlan(fl *pflag.FlagSet, planFile string, scenes []string, sigmas []flo
 // method may not.
 var batchSets = []string{"input", "out", "ref", "sigma", "method", "force", "quiet", "threads", "save-dict"}
 
+// batchAnyMethod are the denoise flags every method takes that a batch
+// method may set: strips for scenes larger than memory.
+var batchAnyMethod = []string{"tile", "max-memory"}
+
 // checkSize is the cube size values are checked against before a batch
 // runs (checkBatchMethod): larger than any patch, window or rank a method
 // takes, so that only the values themselves are judged; a setting too
@@ -252,7 +256,7 @@ func checkBatchMethod(name string, words []string, baseDir string, sigmas []floa
 		switch {
 		case slices.Contains(batchSets, f.Name):
 			problems = append(problems, fmt.Sprintf("--%s is set by tdsc batch, not per method", f.Name))
-		case !spec.Applies(f.Name):
+		case !spec.Applies(f.Name) && !slices.Contains(batchAnyMethod, f.Name):
 			problems = append(problems, fmt.Sprintf("--%s does not apply to method %s (it reads --%s)", f.Name, spec.Name, strings.Join(methodSettings(spec), ", --")))
 		}
 	})
@@ -261,6 +265,14 @@ func checkBatchMethod(name string, words []string, baseDir string, sigmas []floa
 	}
 	if !filepath.IsAbs(mf.dict) && mf.dict != "" {
 		_ = fs.Set("dict", filepath.Join(baseDir, mf.dict))
+	}
+	if n, _ := fs.GetInt("tile"); n < 0 {
+		return nil, fmt.Errorf("--tile must be a number of lines ≥ 1, got %d", n)
+	}
+	if fs.Changed("max-memory") {
+		if _, err := parseBytes(fs.Lookup("max-memory").Value.String()); err != nil {
+			return nil, fmt.Errorf("--max-memory: %v", err)
+		}
 	}
 	m, err := mf.method(spec, fs, nil)
 	if err != nil {
@@ -287,7 +299,7 @@ func methodSettings(spec denoise.Spec) []string {
 			names = append(names, o)
 		}
 	}
-	return names
+	return append(names, batchAnyMethod...)
 }
 
 func newBatchReportCmd() *cobra.Command {
