@@ -236,7 +236,7 @@ the input and the result on stdout.`,
 	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
 	f.BoolVar(&perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
-	f.IntVar(&tf.lines, "tile", 0, "denoise an ENVI cube in strips of this many lines (plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
+	f.IntVar(&tf.lines, "tile", 0, "denoise an ENVI cube in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
 	f.StringVar(&tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger ENVI cube is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
 	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
