@@ -30,6 +30,13 @@ const (
 	fallbackMemory        = 4 << 30
 )
 
+// fixedMemory is the part of a run's memory that does not grow with the
+// strip: the Go runtime, OpenBLAS's buffers, a method's training sample
+// and dictionary. Strips are sized to the budget less this. (A 1024²×64
+// cube in 2dsc strips sized to the whole budget peaked at 1547 MiB for a
+// 1536 MiB budget.)
+const fixedMemory = 128 << 20
+
 // sigmaWindowLines bounds the lines read to estimate σ of a cube denoised
 // in strips, when σ is not given.
 const sigmaWindowLines = 512
@@ -99,8 +106,9 @@ func (r *stripRun) run(ctx context.Context) error {
 	geom, exact := denoise.TileGeometry(r.method, sigma)
 	lines := r.lines
 	if lines == 0 {
-		if lines, err = tile.LinesFor(r.budget, width, bands, r.spec.BytesPerVoxel, geom); err != nil {
-			return fmt.Errorf("%s: %v: raise --max-memory", r.input, err)
+		if lines, err = tile.LinesFor(r.budget-fixedMemory, width, bands, r.spec.BytesPerVoxel, geom); err != nil {
+			return fmt.Errorf("%s: %v (the budget of %s less %s that does not grow with the strip): raise --max-memory",
+				r.input, err, tile.FormatBytes(r.budget), tile.FormatBytes(fixedMemory))
 		}
 	}
 	strips := tile.Plan(height, lines, geom)
@@ -216,7 +224,7 @@ func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bo
 	}
 	h, w, b := in.Size()
 	in.Close()
-	need := float64(h) * float64(w) * float64(b) * spec.BytesPerVoxel
+	need := float64(h)*float64(w)*float64(b)*spec.BytesPerVoxel + fixedMemory
 	if need <= float64(budget) {
 		return false, nil
 	}

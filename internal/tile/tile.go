@@ -118,8 +118,8 @@ func LinesFor(budget int64, width, bands int, perVoxel float64, g Geometry) (int
 	n := int(float64(budget)/perLine) - 2*g.Halo
 	n = n / g.Align * g.Align
 	if n < g.Align {
-		return 0, fmt.Errorf("a strip of %d lines (%d of them halo) of %d×%d pixels needs about %s, more than the memory budget of %s",
-			g.Align+2*g.Halo, 2*g.Halo, width, bands, FormatBytes(int64(float64(g.Align+2*g.Halo)*perLine)), FormatBytes(budget))
+		return 0, fmt.Errorf("a strip of %d lines (%d of them halo) of %d samples × %d bands needs about %s, more than the %s available",
+			g.Align+2*g.Halo, 2*g.Halo, width, bands, FormatBytes(int64(float64(g.Align+2*g.Halo)*perLine)), FormatBytes(max(budget, 0)))
 	}
 	return n, nil
 }

@@ -129,7 +129,7 @@ func TestLinesFor(t *testing.T) {
 			t.Errorf("LinesFor(%d): %d, %v; want %d", c.budget, got, err, c.want)
 		}
 	}
-	if _, err := LinesFor(8000*30-1, 100, 10, 8, g); err == nil || !strings.Contains(err.Error(), "memory budget") {
+	if _, err := LinesFor(8000*30-1, 100, 10, 8, g); err == nil || !strings.Contains(err.Error(), "available") {
 		t.Errorf("too small a budget: %v", err)
 	}
 }
