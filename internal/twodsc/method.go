@@ -111,26 +111,37 @@ func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []til
 	if d.Model != nil {
 		return nil
 	}
-	log := report.OrDiscard(d.Report)
 	o := d.Resolved(sigma)
 	h, w, b := r.Size()
 	if err := o.Validate(h, w, b); err != nil {
 		return err
 	}
+	m, err := d.learn(report.OrDiscard(d.Report), o, sigma, func(o Options) (*tsc.LearnResult, error) {
+		return TrainTiles(ctx, r, strips, o)
+	})
+	if err != nil {
+		return err
+	}
+	d.prepared, d.learned = m, m
+	return nil
+}
+
+// learn runs train (Train or TrainTiles with o) with its progress and
+// outcome reported through log, and wraps the dictionary with its
+// settings.
+func (d *Denoiser) learn(log report.Reporter, o Options, sigma float64, train func(Options) (*tsc.LearnResult, error)) (*dictfile.Model, error) {
 	start := time.Now()
 	log.Start("training", "iterations", int64(o.TrainIters))
 	o.TrainProgress = func(iter, _ int, obj float64) {
 		log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
 	}
-	res, err := TrainTiles(ctx, r, strips, o)
+	res, err := train(o)
 	log.Finish()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	log.Logf("learned %d atoms in %d iterations (%.1f s)", o.Atoms, len(res.Objective), time.Since(start).Seconds())
-	d.prepared = NewModel(res, o, sigma, d.CreatedBy)
-	d.learned = d.prepared
-	return nil
+	return NewModel(res, o, sigma, d.CreatedBy), nil
 }
 
 // Resolved returns the settings Denoise uses for noise level sigma.
@@ -148,24 +159,16 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	model := d.Model
 	if model == nil && d.prepared != nil {
 		model = d.prepared
 	} else if model == nil {
-		d.learned = nil
-		log.Start("training", "iterations", int64(o.TrainIters))
-		o.TrainProgress = func(iter, _ int, obj float64) {
-			log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
-		}
-		res, err := Train(ctx, noisy, o)
-		log.Finish()
+		m, err := d.learn(log, o, sigma, func(o Options) (*tsc.LearnResult, error) { return Train(ctx, noisy, o) })
+		d.learned = m // nil when learning failed
 		if err != nil {
 			return nil, err
 		}
-		log.Logf("learned %d atoms in %d iterations (%.1f s)", o.Atoms, len(res.Objective), time.Since(start).Seconds())
-		model = NewModel(res, o, sigma, d.CreatedBy)
-		d.learned = model
+		model = m
 	}
 	started := false
 	o.CodeProgress = func(done, total int) {
