@@ -131,7 +131,7 @@ the input and the result on stdout.`,
 			if err != nil {
 				return err
 			}
-			if tiled, err := tf.decide(input, out, spec, ref != "", perBand, log); err != nil {
+			if tiled, budget, err := tf.decide(input, out, spec, ref != "", perBand, log); err != nil {
 				return flagError(err)
 			} else if tiled {
 				ro, err := cf.readOptions()
@@ -139,10 +139,7 @@ the input and the result on stdout.`,
 					return flagError(err)
 				}
 				r := stripRun{input: input, out: out, save: save, force: force, sigma: sf.sigma, scale: ro.Scale,
-					lines: tf.lines, spec: spec, method: m, log: log}
-				if r.budget, err = tf.budget(); err != nil {
-					return err
-				}
+					lines: tf.lines, budget: budget, spec: spec, method: m, log: log}
 				return flagError(r.run(cmd.Context()))
 			}
 			noisy, src, err := cf.open(input, log)

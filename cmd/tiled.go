@@ -184,20 +184,20 @@ func (r *stripRun) resolveSigma(in *msi.ENVIReader) (float64, error) {
 	return denoise.ResolveSigma(window, 0, r.method, r.log)
 }
 
-// decide reports whether the run goes strip by strip: when --tile is given,
-// or when the input is an ENVI cube whose whole-cube run would need more
-// than the budget (the method's BytesPerVoxel per voxel). Strips need an
-// ENVI input and output, one σ and no --ref; a forced run without them is
-// an error, an automatic one says why it cannot tile and runs whole.
-func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bool, log report.Reporter) (bool, error) {
+// decide reports whether the run goes strip by strip, and the budget in
+// bytes: strips when --tile is given, or when the input is an ENVI cube
+// whose whole-cube run would need more than the budget (the method's
+// BytesPerVoxel per voxel, and fixedMemory). Strips need an ENVI input and
+// output, one σ and no --ref; a forced run without them is an error, an
+// automatic one says why it cannot tile and runs whole.
+func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bool, log report.Reporter) (bool, int64, error) {
 	if t.lines < 0 {
-		return false, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", t.lines)
+		return false, 0, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", t.lines)
 	}
 	budget, err := t.budget()
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
-	forced := t.lines > 0
 	var why string
 	switch {
 	case !msi.IsENVIPath(input):
@@ -209,29 +209,29 @@ func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bo
 	case perBand:
 		why = "--sigma-per-band estimates σ from the whole cube"
 	}
-	if forced {
+	if t.lines > 0 {
 		if why != "" {
-			return false, fmt.Errorf("--tile: %s", why)
+			return false, 0, fmt.Errorf("--tile: %s", why)
 		}
-		return true, nil
+		return true, budget, nil
 	}
 	if !msi.IsENVIPath(input) {
-		return false, nil // its size is known only once it is read
+		return false, budget, nil // its size is known only once it is read
 	}
 	in, err := msi.OpenENVI(input, 0)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	h, w, b := in.Size()
 	in.Close()
 	need := float64(h)*float64(w)*float64(b)*spec.BytesPerVoxel + fixedMemory
 	if need <= float64(budget) {
-		return false, nil
+		return false, budget, nil
 	}
 	if why != "" {
 		log.Logf("%s: the whole cube needs about %s, more than the memory budget of %s, but it cannot be denoised in strips: %s",
 			input, tile.FormatBytes(int64(need)), tile.FormatBytes(budget), why)
-		return false, nil
+		return false, budget, nil
 	}
-	return true, nil
+	return true, budget, nil
 }
