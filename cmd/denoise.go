@@ -95,7 +95,11 @@ with. A flag that the chosen method does not read is an error.
 σ: --sigma, else estimated from the input (and said on stderr). --out is a PNG stack
 folder (16-bit, clipped to [0, 255]) or an ENVI .hdr (float32, lossless; the header
 records the method and its settings). With --ref it also prints the eval table of
-the input and the result on stdout.`,
+the input and the result on stdout.
+
+An ENVI cube whose run would not fit in --max-memory (or any, with --tile) is
+read, denoised and written in strips of lines with a halo; for 2dsc and sc the
+result is the whole cube's, bit for bit.`,
 		Example: "  tdsc denoise --input noisy30.hdr --sigma 30 --out denoised30.hdr --ref balloons_ms",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
