@@ -120,8 +120,10 @@ func (r *stripRun) run(ctx context.Context) error {
 		r.input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(r.budget))
 	// The strips are garbage as soon as the next is read: the limit makes
 	// the collector return them rather than let the heap grow to twice
-	// what is live.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(r.budget))
+	// what is live. It binds only Go's own memory, so it leaves half of
+	// fixedMemory for what is not (OpenBLAS's buffers): at the whole
+	// budget a 4096²×64 run peaked 15 MiB over it.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(r.budget - fixedMemory/2))
 
 	var learned *dictfile.Model
 	if t, ok := r.method.(denoise.Tiler); ok {
