@@ -24,9 +24,9 @@ build:
 # solver and the command line with OpenBLAS when it is installed.
 test:
 	$(GO) test ./...
-	$(GO) test -tags purego ./internal/tsc/...
+	$(GO) test -tags purego ./internal/algebra/tsc/...
 ifeq ($(HAVE_OPENBLAS),yes)
-	$(GO) test -tags openblas ./internal/tensor/... ./internal/tsc/... ./cmd/...
+	$(GO) test -tags openblas ./internal/algebra/tproduct/... ./internal/algebra/tsc/... ./cmd/...
 endif
 
 # The inner loop: every package without the full-scene runs and the heavy
@@ -48,8 +48,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadNPY$$' -fuzztime 15s ./internal/msi
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMAT$$' -fuzztime 15s ./internal/msi
 	$(GO) test -run '^$$' -fuzz '^FuzzENVIReadLines$$' -fuzztime 15s ./internal/msi
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s ./internal/matfile
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/gate
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s ./internal/formats/matfile
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/quality/gate
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPlan$$' -fuzztime 15s ./internal/batch
 
 lint:

@@ -12,12 +12,12 @@ import (
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/dictfile"
-	"tdsc/internal/metrics"
+	"tdsc/internal/methods/nonlocal"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/nonlocal"
+	"tdsc/internal/quality/metrics"
 	"tdsc/internal/report"
-	"tdsc/internal/whiten"
+	"tdsc/internal/stages/bandwhiten"
 )
 
 // commonFlags are the denoise flags that every method reads.
@@ -166,14 +166,14 @@ result is the whole cube's, bit for bit.`,
 					return flagError(err)
 				}
 				log.Logf("estimated σ per band (%s): %s", estimator, formatSigmas(sigmas))
-				sigma = whiten.Reference(sigmas, whiten.ReferenceMedian)
+				sigma = bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian)
 			} else if sigma, err = denoise.ResolveSigma(noisy, sf.sigma, m, log); err != nil {
 				return flagError(err)
 			}
 			start := time.Now()
 			var result *msi.Cube
 			if perBand {
-				result, err = whiten.Denoise(cmd.Context(), m.Denoise, noisy, sigmas, whiten.Options{})
+				result, err = bandwhiten.Denoise(cmd.Context(), m.Denoise, noisy, sigmas, bandwhiten.Options{})
 			} else {
 				result, err = m.Denoise(cmd.Context(), noisy, sigma)
 			}

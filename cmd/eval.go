@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tdsc/internal/gate"
-	"tdsc/internal/metrics"
 	"tdsc/internal/noise"
+	"tdsc/internal/quality/gate"
+	"tdsc/internal/quality/metrics"
 )
 
 func newEvalCmd() *cobra.Command {

@@ -11,7 +11,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/noref"
+	"tdsc/internal/quality/noref"
 )
 
 // norefRow is the no-reference assessment of one input.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/atomicfile"
-	"tdsc/internal/tensor"
 )
 
 // version is the release of tdsc; builds from a tagged module report the tag.
@@ -76,7 +76,7 @@ func versionString() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
-	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tensor.BLASName())
+	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tproduct.BLASName())
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/option"
-	"tdsc/internal/twodsc"
 )
 
 // solverFlags are the 2DSC settings shared by train and denoise. A flag

@@ -8,8 +8,8 @@ import (
 
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/denoise"
+	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/render"
-	"tdsc/internal/twodsc"
 )
 
 func newTrainCmd() *cobra.Command {

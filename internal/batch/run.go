@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/quality/metrics"
 	"tdsc/internal/report"
 )
 

@@ -4,19 +4,19 @@ import (
 	"context"
 	"fmt"
 
-	"tdsc/internal/bwksvd"
 	"tdsc/internal/dictfile"
-	"tdsc/internal/ksvd3d"
-	"tdsc/internal/lrta"
+	"tdsc/internal/methods/bwksvd"
+	"tdsc/internal/methods/ksvd3d"
+	"tdsc/internal/methods/lrta"
+	"tdsc/internal/methods/nonlocal"
+	"tdsc/internal/methods/parafac"
+	"tdsc/internal/methods/sc"
+	"tdsc/internal/methods/tensr"
+	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/msi"
-	"tdsc/internal/nonlocal"
 	"tdsc/internal/option"
-	"tdsc/internal/parafac"
 	"tdsc/internal/report"
-	"tdsc/internal/sc"
-	"tdsc/internal/tensr"
 	"tdsc/internal/tile"
-	"tdsc/internal/twodsc"
 )
 
 // Config holds the settings of every method; each reads only the ones its

@@ -14,9 +14,9 @@ import (
 	"os"
 	"strings"
 
+	"tdsc/internal/algebra/tproduct"
+	"tdsc/internal/algebra/tsc"
 	"tdsc/internal/atomicfile"
-	"tdsc/internal/tensor"
-	"tdsc/internal/tsc"
 )
 
 // Dictionary file format. A dictionary file is a UTF-8 JSON object:
@@ -84,7 +84,7 @@ type Model struct {
 	Iterations int
 	Objective  []float64
 	// Atoms is the M×R×K dictionary; every atom has ‖D(:,j,:)‖_F² ≤ 1.
-	Atoms *tensor.Tensor
+	Atoms *tproduct.Tensor
 }
 
 // modelPatch is the JSON form of PatchShape.
@@ -348,7 +348,7 @@ func parseModel(data []byte) (*Model, error) {
 		Seed:        *f.Seed,
 		Iterations:  *f.Iterations,
 		Objective:   *f.Objective,
-		Atoms:       tensor.NewTensor(m, r, k),
+		Atoms:       tproduct.NewTensor(m, r, k),
 	}
 	// atoms[j][t][i] = D(i,j,t) is the order of Tensor.Data.
 	pos := 0

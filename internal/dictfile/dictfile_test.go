@@ -11,12 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"tdsc/internal/tensor"
-	"tdsc/internal/tensor/tensortest"
+	"tdsc/internal/algebra/tproduct"
+	"tdsc/internal/algebra/tproduct/tproducttest"
 )
 
 // atomNorm2 returns ‖d(:,j,:)‖².
-func atomNorm2(d *tensor.Tensor, j int) float64 {
+func atomNorm2(d *tproduct.Tensor, j int) float64 {
 	var s float64
 	for _, v := range d.Lateral(j) {
 		s += v * v
@@ -27,7 +27,7 @@ func atomNorm2(d *tensor.Tensor, j int) float64 {
 // modelTestModel returns a random valid model with awkward float64 values
 // (subnormals, values needing 17 digits) among its atoms.
 func modelTestModel(rng *rand.Rand, h, w, depth, r int) *Model {
-	a := tensortest.UnitAtoms(rng, h*w, r, depth)
+	a := tproducttest.UnitAtoms(rng, h*w, r, depth)
 	awkward := []float64{5e-324, -0.1 * (1 + 0x1p-52), 0}
 	copy(a.Data, awkward[:min(len(awkward), len(a.Data)-1)])
 	for j := range r {

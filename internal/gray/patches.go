@@ -8,9 +8,9 @@ import (
 	"os"
 	"sort"
 
+	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/dictfile"
-	"tdsc/internal/patch"
-	"tdsc/internal/tensor"
+	"tdsc/internal/stages/patch"
 )
 
 // Model is how a d×d patch is coded: as a tensor (2DSC) or as a vector (SC).
@@ -44,7 +44,7 @@ func (m Model) String() string {
 	return "2dsc"
 }
 
-// Layout maps a D×D patch to a lateral slice of a tensor.Tensor and back; see
+// Layout maps a D×D patch to a lateral slice of a tproduct.Tensor and back; see
 // the package documentation. D must be at least 1.
 type Layout struct {
 	Model Model
@@ -117,7 +117,7 @@ type SampleOptions struct {
 	// Samples is the number of patches to draw (≥ 1).
 	Samples int
 	// Seed selects the patch positions: the same files, layout and seed
-	// give the same tensor.
+	// give the same tproduct.
 	Seed uint64
 	// Luminance converts colour images to luminance (see ReadPNG).
 	Luminance bool
@@ -143,7 +143,7 @@ const sampleStream = 0x6772_6179_7061_7463
 // those that hold a sample; only their sizes are read first. It is an
 // error, naming the file, if an image is smaller than D×D or cannot be
 // read, and an error if the images have fewer windows than opt.Samples.
-func Sample(files []string, l Layout, opt SampleOptions) (*tensor.Tensor, error) {
+func Sample(files []string, l Layout, opt SampleOptions) (*tproduct.Tensor, error) {
 	if l.D < 1 {
 		return nil, fmt.Errorf("gray: patch size %d, want at least 1", l.D)
 	}
@@ -171,7 +171,7 @@ func Sample(files []string, l Layout, opt SampleOptions) (*tensor.Tensor, error)
 	pos := patch.Choose(total, opt.Samples, rand.NewPCG(opt.Seed, sampleStream))
 
 	m, k := l.Dims()
-	x := tensor.NewTensor(m, opt.Samples, k)
+	x := tproduct.NewTensor(m, opt.Samples, k)
 	patch := make([]float64, l.D*l.D)
 	var holding []int
 	for f := range files {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"tdsc/internal/tensor"
-	"tdsc/internal/tsc"
+	"tdsc/internal/algebra/tproduct"
+	"tdsc/internal/algebra/tsc"
 )
 
 // randomPatch returns a d×d row-major patch of standard normal values.
@@ -41,7 +41,7 @@ func TestLayoutPackUnpack(t *testing.T) {
 		for _, model := range []Model{TwoD, Vector} {
 			l := Layout{Model: model, D: d}
 			m, k := l.Dims()
-			x := tensor.NewTensor(m, 3, k)
+			x := tproduct.NewTensor(m, 3, k)
 			l.Pack(x.Lateral(1), p)
 			for y := range d {
 				for c := range d {
@@ -72,8 +72,8 @@ func TestTwoDProductShiftsColumns(t *testing.T) {
 		const r = 3
 		l := Layout{Model: TwoD, D: d}
 		atoms := make([][]float64, r)
-		dict := tensor.NewTensor(d, r, d)
-		codes := tensor.NewTensor(r, 1, d)
+		dict := tproduct.NewTensor(d, r, d)
+		codes := tproduct.NewTensor(r, 1, d)
 		want := make([]float64, d*d)
 		for q := range r {
 			atoms[q] = randomPatch(rng, d)
@@ -86,8 +86,8 @@ func TestTwoDProductShiftsColumns(t *testing.T) {
 				}
 			}
 		}
-		x := tensor.NewTensor(d, 1, d)
-		tensor.Product(x, dict, codes)
+		x := tproduct.NewTensor(d, 1, d)
+		tproduct.Product(x, dict, codes)
 		got := l.Unpack(x.Lateral(0))
 		for i := range want {
 			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
@@ -104,14 +104,14 @@ func TestVectorLayoutIsSparseCoding(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const d, r, n, beta = 4, 5, 6, 0.3
 	l := Layout{Model: Vector, D: d}
-	dict := tensor.NewTensor(d*d, r, 1)
+	dict := tproduct.NewTensor(d*d, r, 1)
 	atoms := make([][]float64, r)
 	for q := range r {
 		atoms[q] = randomPatch(rng, d)
 		l.Pack(dict.Lateral(q), atoms[q])
 	}
-	x := tensor.NewTensor(d*d, n, 1)
-	codes := tensor.NewTensor(r, n, 1)
+	x := tproduct.NewTensor(d*d, n, 1)
+	codes := tproduct.NewTensor(r, n, 1)
 	var want float64
 	for j := range n {
 		p := randomPatch(rng, d)
@@ -202,9 +202,9 @@ func TestShiftedPatchesCodedByOneAtom(t *testing.T) {
 	}
 
 	l := Layout{Model: TwoD, D: d}
-	dict := tensor.NewTensor(d, 1, d)
+	dict := tproduct.NewTensor(d, 1, d)
 	l.Pack(dict.Lateral(0), atom)
-	x := tensor.NewTensor(d, d, d)
+	x := tproduct.NewTensor(d, d, d)
 	for s, p := range patches {
 		l.Pack(x.Lateral(s), p)
 	}
@@ -212,10 +212,10 @@ func TestShiftedPatchesCodedByOneAtom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := tensor.NewTensor(1, d, d)
+	codes := tproduct.NewTensor(1, d, d)
 	enc.EncodeAll(codes, x, false, 1)
-	rec := tensor.NewTensor(d, d, d)
-	tensor.Product(rec, dict, codes)
+	rec := tproduct.NewTensor(d, d, d)
+	tproduct.Product(rec, dict, codes)
 	for s := range d {
 		for u := range d {
 			want := 0.0
@@ -239,7 +239,7 @@ func TestShiftedPatchesCodedByOneAtom(t *testing.T) {
 	// Ordinary sparse coding with the same atom: only the unshifted patch
 	// is represented; the others keep most of their energy in the residual.
 	v := Layout{Model: Vector, D: d}
-	vdict := tensor.NewTensor(d*d, 1, 1)
+	vdict := tproduct.NewTensor(d*d, 1, 1)
 	v.Pack(vdict.Lateral(0), atom)
 	for s := 1; s < d; s++ {
 		var dot float64
@@ -265,8 +265,8 @@ func TestLearnShiftedPatches(t *testing.T) {
 	const d, n, noise, beta = 10, 300, 0.02, 0.08
 	atom := unitAtom(t, rng, d)
 	l := Layout{Model: TwoD, D: d}
-	x := tensor.NewTensor(d, n, d)
-	clean := tensor.NewTensor(d, n, d)
+	x := tproduct.NewTensor(d, n, d)
+	clean := tproduct.NewTensor(d, n, d)
 	shifts := 0
 	for j := range n {
 		// One shift, or two distinct ones for a third of the patches.
@@ -294,8 +294,8 @@ func TestLearnShiftedPatches(t *testing.T) {
 		t.Errorf("the learned atom matches a shift of the true one with correlation %v only", c)
 	}
 
-	rec := tensor.NewTensor(d, n, d)
-	tensor.Product(rec, res.Dict, res.Codes)
+	rec := tproduct.NewTensor(d, n, d)
+	tproduct.Product(rec, res.Dict, res.Codes)
 	var nnz int
 	for j := range n {
 		var res2, c2 float64

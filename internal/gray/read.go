@@ -10,7 +10,7 @@
 //
 // # Patch layouts
 //
-// A d×d patch P (row y, column x) becomes one lateral slice of a tensor.Tensor
+// A d×d patch P (row y, column x) becomes one lateral slice of a tproduct.Tensor
 // in one of two ways (see Layout):
 //
 //   - TwoD (2DSC): a d×1×d tensor with element (i, 0, t) = P(row i,

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"tdsc/internal/atomicfile"
-	"tdsc/internal/matfile"
+	"tdsc/internal/formats/matfile"
 )
 
 // MAT-files (MATLAB level 5, as save -v6/-v7 and scipy.io.savemat write

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"tdsc/internal/atomicfile"
-	"tdsc/internal/npy"
+	"tdsc/internal/formats/npy"
 )
 
 // readNPY reads the 3-D array of the .npy file at path as a cube whose axes

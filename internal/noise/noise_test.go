@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
+	"tdsc/internal/quality/metrics"
 	"tdsc/internal/testenv"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/dictfile"
-	"tdsc/internal/tensor"
 )
 
 func TestAtomGridNormalisesEachTile(t *testing.T) {
@@ -128,7 +128,7 @@ func TestWritePNG(t *testing.T) {
 func TestCubeAtoms(t *testing.T) {
 	const h, w, q, r = 2, 3, 4, 5
 	rng := rand.New(rand.NewPCG(3, 4))
-	atoms := tensor.NewTensor(h*w, r, q)
+	atoms := tproduct.NewTensor(h*w, r, q)
 	for i := range atoms.Data {
 		atoms.Data[i] = rng.NormFloat64()
 	}

@@ -6,9 +6,9 @@ package regress
 import (
 	"testing"
 
-	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/quality/metrics"
 	"tdsc/internal/testenv"
 )
 

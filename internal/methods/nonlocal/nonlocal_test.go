@@ -1,0 +1,197 @@
+package nonlocal
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/quality/metrics"
+	"tdsc/internal/stages/blockmatch"
+)
+
+func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
+	c := msi.NewCube(h, w, b)
+	for i := range c.Data {
+		c.Data[i] = rng.Float64() * 255
+	}
+	return c
+}
+
+// TestCollaborateIdentity: groups whose estimate is their own noisy patches
+// average back to the cube exactly, whatever the weights, and voxels are
+// combined in an order that does not depend on the number of workers.
+func TestCollaborateIdentity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, sh := range []struct {
+		h, w, b int
+		o       blockmatch.Options
+	}{
+		{37, 29, 3, blockmatch.Options{Patch: 4, Step: 3, Window: 7, K: 8}},
+		{50, 20, 2, blockmatch.Options{Patch: 3, Step: 2, Window: 5, K: 4}},
+		{12, 12, 1, blockmatch.Options{Patch: 5, Step: 5, Window: 31, K: 16}},
+	} {
+		c := randomCube(rng, sh.h, sh.w, sh.b)
+		m, err := blockmatch.New(sh.h, sh.w, sh.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		identity := func() groupEstimator {
+			return func(pos []int32, est []float64) float64 {
+				gather(est, c, pos, sh.o.Patch)
+				return 1 + float64(pos[0]%7) // any positive weight
+			}
+		}
+		fallback := msi.NewCube(sh.h, sh.w, sh.b)
+		var outs []*msi.Cube
+		for _, threads := range []int{1, 3} {
+			out, err := collaborate(context.Background(), m, sh.o, c, sh.b, fallback, threads, identity, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range out.Data {
+				if math.Abs(v-c.Data[i]) > 1e-9*(1+math.Abs(c.Data[i])) {
+					t.Fatalf("%+v: voxel %d is %v, want %v", sh, i, v, c.Data[i])
+				}
+			}
+			outs = append(outs, out)
+		}
+		if !slices.Equal(outs[0].Data, outs[1].Data) {
+			t.Errorf("%+v: 1 and 3 workers differ", sh)
+		}
+	}
+}
+
+// TestCollaborateFallback: voxels that no group reaches keep the fallback.
+func TestCollaborateFallback(t *testing.T) {
+	c := randomCube(rand.New(rand.NewPCG(3, 4)), 10, 10, 2)
+	fallback := randomCube(rand.New(rand.NewPCG(5, 6)), 10, 10, 2)
+	m, _ := blockmatch.New(10, 10, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1})
+	zero := func() groupEstimator {
+		return func(pos []int32, est []float64) float64 { gather(est, c, pos, 2); return 0 }
+	}
+	out, err := collaborate(context.Background(), m, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, fallback, 2, zero, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Data, fallback.Data) {
+		t.Error("with zero weights the output is not the fallback")
+	}
+}
+
+// smoothCube is a small cube of a few spectra in smooth spatial patterns: a
+// scene that nonlocal low-rank methods are made for.
+func smoothCube(h, w, b int) *msi.Cube {
+	c := msi.NewCube(h, w, b)
+	for y := range h {
+		for x := range w {
+			a := 0.5 + 0.5*math.Sin(float64(x)/5)
+			bb := 0.5 + 0.5*math.Cos(float64(y)/7)
+			for k := range b {
+				s1 := 60 + 100*float64(k)/float64(b)
+				s2 := 200 - 150*float64(k)/float64(b)
+				c.Set(y, x, k, a*s1+bb*s2*0.5+float64((x/12+y/12)%2)*20)
+			}
+		}
+	}
+	return c
+}
+
+func TestDenoiseImprovesAndIsDeterministic(t *testing.T) {
+	clean := smoothCube(48, 40, 12)
+	noisy := noise.Add(nil, clean, 20, 1)
+	var outs []*msi.Cube
+	for _, threads := range []int{1, 2} {
+		d := &Denoiser{Options: Options{Threads: threads, Pilot: pilotForTests()}}
+		out, err := d.Denoise(context.Background(), noisy, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, out)
+	}
+	if !slices.Equal(outs[0].Data, outs[1].Data) {
+		t.Error("1 and 2 threads give different outputs")
+	}
+	before, _ := metrics.Evaluate(clean, noisy)
+	after, _ := metrics.Evaluate(clean, outs[0])
+	t.Logf("PSNR %.2f → %.2f dB", before.PSNR, after.PSNR)
+	if after.PSNR < before.PSNR+10 {
+		t.Errorf("PSNR %.2f dB is not 10 dB above the noisy %.2f", after.PSNR, before.PSNR)
+	}
+}
+
+func TestDenoiseCancelledAndOptions(t *testing.T) {
+	noisy := noise.Add(nil, smoothCube(24, 24, 6), 10, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d := &Denoiser{Options: Options{Pilot: pilotForTests()}}
+	if _, err := d.Denoise(ctx, noisy, 10); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled Denoise returned %v", err)
+	}
+	for _, o := range []Options{{Rounds: -1}, {Rank: -2}, {Group: 1}, {Threads: -1}} {
+		d := &Denoiser{Options: o}
+		if _, err := d.Denoise(context.Background(), noisy, 10); err == nil {
+			t.Errorf("options %+v gave no error", o)
+		}
+	}
+}
+
+// TestChooseRank: with the clean cube as the estimate, the rank is the
+// number of directions whose signal power is clearly above the threshold
+// 3σ²√(2/N) when that exceeds RankFor(σ), and RankFor(σ) otherwise. A
+// direction at twice the threshold counts; one at a third of it does not.
+func TestChooseRank(t *testing.T) {
+	const h, w, bands = 64, 64, 20
+	strong := func(n int) []float64 { return slices.Repeat([]float64{20}, n) }
+	for _, tc := range []struct {
+		powers []float64 // in units of the threshold, descending
+		sigma  float64
+		want   int
+	}{
+		{strong(9), 30, 9},
+		{append(strong(8), 2), 30, 9},
+		{append(strong(8), 1.0/3), 30, 8},
+		{append(strong(9), 1.0/3, 1.0/3), 30, 9},
+		{strong(3), 30, RankFor(30)},
+		{strong(3), 10, RankFor(10)},
+		{append(strong(13), 2), 10, 14},
+	} {
+		threshold := 3 * tc.sigma * tc.sigma * math.Sqrt(2.0/(h*w))
+		rng := rand.New(rand.NewPCG(uint64(len(tc.powers)), 5))
+		// Orthonormal directions: the first columns of the Q of a random
+		// matrix.
+		a := mat.NewDense(bands, len(tc.powers), nil)
+		for i := range bands {
+			for j := range tc.powers {
+				a.Set(i, j, rng.NormFloat64())
+			}
+		}
+		var qr mat.QR
+		qr.Factorize(a)
+		var q mat.Dense
+		qr.QTo(&q)
+		clean := msi.NewCube(h, w, bands)
+		for p := range h * w {
+			for j, pw := range tc.powers {
+				c := rng.NormFloat64() * math.Sqrt(pw*threshold)
+				for b := range bands {
+					clean.Data[b*h*w+p] += c * q.At(b, j)
+				}
+			}
+		}
+		noisy := noise.Add(nil, clean, tc.sigma, 1)
+		got, err := ChooseRank(noisy, clean, tc.sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("powers %v×threshold, σ %v: rank %d, want %d", tc.powers, tc.sigma, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package nonlocal
+
+import (
+	"context"
+	"fmt"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/stages/blockmatch"
+	"tdsc/internal/stages/groupwiener"
+	"tdsc/internal/stages/subspace"
+	"tdsc/internal/stages/wnnm"
+)
+
+// lowRankStage is the spectral-subspace, nonlocal low-rank estimate: with
+// μ the noisy cube's mean spectrum (unbiased, where the 2DSC pilot's band
+// means are off by several units), the basis E of the pilot's top-k
+// spectral directions about μ, the eigen-images Z = (Y − μ)E of the noisy
+// cube (noise stays white with the same σ) and Zp of the pilot, groups of K similar p×p×k patches of Z matched on Zp,
+// each group shrunk by the weighted nuclear norm (package wnnm), the
+// groups averaged back with equal weights, and ZEᵀ + μ.
+func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int, o blockmatch.Options, c float64, threads int, progress func(int)) (*msi.Cube, error) {
+	basis, err := subspace.Fit(pilot, subspace.MeanSpectrum(y), min(k, y.Bands))
+	if err != nil {
+		return nil, err
+	}
+	z, zp := basis.Project(y), basis.Project(pilot)
+	m, err := blockmatch.New(y.Height, y.Width, o)
+	if err != nil {
+		return nil, fmt.Errorf("nonlocal: %w", err)
+	}
+	n, d := m.K(), o.Patch*o.Patch*basis.K
+	shrinker := wnnm.New(n, d)
+	zh, err := collaborate(ctx, m, o, zp, basis.K, zp, threads, func() groupEstimator {
+		ws := shrinker.NewWorkspace()
+		return func(pos []int32, est []float64) float64 {
+			gather(est, z, pos, o.Patch)
+			shrinker.Shrink(est, est, sigma, c, ws)
+			return 1
+		}
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	return basis.Reconstruct(zh), nil
+}
+
+// wienerStage is the collaborative empirical Wiener filter (BM3D's second
+// stage) on full-spectrum p×p×B patches: groups of K patches matched on the
+// pilot's top spectral eigen-images (close to the full squared distance at a
+// fraction of its cost), each filtered in the separable 2-D DCT × spectral
+// DCT × Haar domain with the pilot's coefficients as the Wiener oracle
+// (package groupwiener), averaged with BM3D's weights. The spectral DCT is applied
+// to the whole cube before and undone after: it is orthonormal and per
+// pixel, so it commutes with the weighted averaging.
+func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, features int, o blockmatch.Options, threads int, progress func(int)) (*msi.Cube, error) {
+	fb, err := subspace.Fit(pilot, nil, min(features, y.Bands))
+	if err != nil {
+		return nil, err
+	}
+	feat := fb.Project(pilot)
+	// Haar needs a power of two: the largest one the window allows.
+	m, err := blockmatch.New(y.Height, y.Width, o)
+	if err != nil {
+		return nil, fmt.Errorf("nonlocal: %w", err)
+	}
+	n := 1
+	for n*2 <= m.K() {
+		n *= 2
+	}
+	if n != m.K() {
+		o.K = n
+		if m, err = blockmatch.New(y.Height, y.Width, o); err != nil {
+			return nil, fmt.Errorf("nonlocal: %w", err)
+		}
+	}
+	f, err := groupwiener.New(n, o.Patch, y.Bands)
+	if err != nil {
+		return nil, fmt.Errorf("nonlocal: %w", err)
+	}
+	dct := groupwiener.DCTMatrix(y.Bands)
+	yt, pt := spectral(y, dct, false), spectral(pilot, dct, false)
+	xt, err := collaborate(ctx, m, o, feat, y.Bands, pt, threads, func() groupEstimator {
+		ws := f.NewWorkspace()
+		pg := make([]float64, f.Len())
+		return func(pos []int32, est []float64) float64 {
+			gather(est, yt, pos, o.Patch)
+			gather(pg, pt, pos, o.Patch)
+			return f.Apply(est, est, pg, sigma, ws)
+		}
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	return spectral(xt, dct, true), nil
+}
+
+// spectral applies the B×B matrix t (row-major) to the spectrum of every
+// pixel of c, or its transpose when transpose is set.
+func spectral(c *msi.Cube, t []float64, transpose bool) *msi.Cube {
+	B := c.Bands
+	out := msi.NewCube(c.Height, c.Width, B)
+	for k := range B {
+		ok := out.Band(k)
+		for b := range B {
+			w := t[k*B+b]
+			if transpose {
+				w = t[b*B+k]
+			}
+			for i, v := range c.Band(b) {
+				ok[i] += w * v
+			}
+		}
+	}
+	return out
+}

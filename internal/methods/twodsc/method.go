@@ -1,0 +1,189 @@
+package twodsc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"tdsc/internal/algebra/tsc"
+	"tdsc/internal/dictfile"
+	"tdsc/internal/msi"
+	"tdsc/internal/option"
+	"tdsc/internal/report"
+	"tdsc/internal/tile"
+)
+
+// Denoiser is the whole 2dsc pipeline: learn a dictionary from the noisy
+// cube (the paper's protocol) unless Model gives one, then code every
+// patch over it (Reconstruct).
+type Denoiser struct {
+	// Options are the settings; zero fields take their defaults for the
+	// noise level given to Denoise (Options.Resolve).
+	Options Options
+	// Model, if not nil, is the dictionary to code with instead of learning
+	// one; Adopt has reconciled Options with it.
+	Model *dictfile.Model
+	// CreatedBy names the program in a learned model's file.
+	CreatedBy string
+	// Report, if not nil, receives the stages' progress and log lines.
+	Report report.Reporter
+
+	learned  *dictfile.Model
+	prepared *dictfile.Model // learned by PrepareTiles for the strips' Denoise
+	tiling   bool            // PrepareTiles was called: the strips' Denoise is quiet
+}
+
+// Adopt reconciles o with the dictionary file m: the patch geometry and
+// atom count come from m, and a Patch or Depth that contradicts it is an
+// *option.Error. When o.Beta is zero and the noise level is unknown
+// (sigmaKnown false), m's β is taken, and Adopt returns m's σ (zero when m
+// does not record one) for the caller to use as the noise level.
+func (o *Options) Adopt(m *dictfile.Model, sigmaKnown bool) (sigma float64, err error) {
+	if m.Patch.Height != m.Patch.Width {
+		return 0, fmt.Errorf("the dictionary is for %d×%d-pixel patches; denoising needs square ones", m.Patch.Height, m.Patch.Width)
+	}
+	if o.Patch != 0 && o.Patch != m.Patch.Height {
+		return 0, option.Errorf("patch", o.Patch, "patch %d: the dictionary is for %d×%d-pixel patches", o.Patch, m.Patch.Height, m.Patch.Width)
+	}
+	if o.Depth != 0 && o.Depth != m.Patch.Depth {
+		return 0, option.Errorf("depth", o.Depth, "depth %d: the dictionary is for patches of %d bands", o.Depth, m.Patch.Depth)
+	}
+	o.Patch, o.Depth, o.Atoms = m.Patch.Height, m.Patch.Depth, m.Atoms.N
+	if o.Beta == 0 && !sigmaKnown && m.Beta > 0 {
+		o.Beta = m.Beta
+		return m.Sigma, nil
+	}
+	return 0, nil
+}
+
+// NewModel wraps a learned dictionary with the settings o (resolved) and
+// the noise level sigma that made it.
+func NewModel(res *tsc.LearnResult, o Options, sigma float64, createdBy string) *dictfile.Model {
+	return &dictfile.Model{
+		CreatedBy:  createdBy,
+		Patch:      dictfile.PatchShape{Height: o.Patch, Width: o.Patch, Depth: o.Depth},
+		Beta:       o.Beta,
+		Sigma:      sigma,
+		Seed:       o.Seed,
+		Iterations: len(res.Objective),
+		Objective:  res.Objective,
+		Atoms:      res.Dict,
+	}
+}
+
+// TrainModel learns a dictionary from the cube c as the train command
+// does: o with its zero fields resolved for the noise level sigma
+// (Resolve), checked against the cube (Validate), Train, and the result
+// wrapped with its settings (NewModel). A sigma of 0 (unknown) is allowed
+// when o.Beta is given: σ then sets only the default step and is not
+// recorded. createdBy names the program in the model.
+func TrainModel(ctx context.Context, c *msi.Cube, o Options, sigma float64, createdBy string) (*dictfile.Model, error) {
+	o = o.Resolve(sigma)
+	if err := o.Validate(c.Height, c.Width, c.Bands); err != nil {
+		return nil, err
+	}
+	res, err := Train(ctx, c, o)
+	if err != nil {
+		return nil, err
+	}
+	return NewModel(res, o, sigma, createdBy), nil
+}
+
+// Learned returns the model that the last Denoise (or PrepareTiles)
+// learned, or nil if it used Model.
+func (d *Denoiser) Learned() *dictfile.Model { return d.learned }
+
+// TileGeometry returns the strips under which denoising a cube strip by
+// strip (package tile), after PrepareTiles, gives the whole cube's result
+// bit for bit (Options.TileGeometry).
+func (d *Denoiser) TileGeometry(sigma float64) tile.Geometry {
+	o := d.Resolved(sigma)
+	return o.TileGeometry()
+}
+
+// PrepareTiles readies d to denoise the cube of r strip by strip: unless
+// Model gives the dictionary, it learns it as Denoise of the whole cube
+// would (TrainTiles, the same sample), and every later Denoise codes with
+// it instead of learning from its strip, and logs nothing: the caller
+// reports the strips.
+func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) error {
+	d.prepared, d.learned, d.tiling = nil, nil, true
+	if d.Model != nil {
+		return nil
+	}
+	o := d.Resolved(sigma)
+	h, w, b := r.Size()
+	if err := o.Validate(h, w, b); err != nil {
+		return err
+	}
+	m, err := d.learn(report.OrDiscard(d.Report), o, sigma, func(o Options) (*tsc.LearnResult, error) {
+		return TrainTiles(ctx, r, strips, o)
+	})
+	if err != nil {
+		return err
+	}
+	d.prepared, d.learned = m, m
+	return nil
+}
+
+// learn runs train (Train or TrainTiles with o) with its progress and
+// outcome reported through log, and wraps the dictionary with its
+// settings.
+func (d *Denoiser) learn(log report.Reporter, o Options, sigma float64, train func(Options) (*tsc.LearnResult, error)) (*dictfile.Model, error) {
+	start := time.Now()
+	log.Start("training", "iterations", int64(o.TrainIters))
+	o.TrainProgress = func(iter, _ int, obj float64) {
+		log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
+	}
+	res, err := train(o)
+	log.Finish()
+	if err != nil {
+		return nil, err
+	}
+	log.Logf("learned %d atoms in %d iterations (%.1f s)", o.Atoms, len(res.Objective), time.Since(start).Seconds())
+	return NewModel(res, o, sigma, d.CreatedBy), nil
+}
+
+// Resolved returns the settings Denoise uses for noise level sigma.
+func (d *Denoiser) Resolved(sigma float64) Options { return d.Options.Resolve(sigma) }
+
+// Denoise returns the 2DSC estimate of the clean cube for noise of
+// standard deviation sigma > 0 on the [0, 255] scale. It stops with
+// ctx.Err() when ctx is cancelled.
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+	log := report.OrDiscard(d.Report)
+	if d.tiling {
+		log = report.Discard
+	}
+	o := d.Resolved(sigma)
+	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
+		return nil, err
+	}
+	model := d.Model
+	if model == nil && d.prepared != nil {
+		model = d.prepared
+	} else if model == nil {
+		m, err := d.learn(log, o, sigma, func(o Options) (*tsc.LearnResult, error) { return Train(ctx, noisy, o) })
+		d.learned = m // nil when learning failed
+		if err != nil {
+			return nil, err
+		}
+		model = m
+	}
+	started := false
+	o.CodeProgress = func(done, total int) {
+		if !started {
+			log.Start("coding patches", "patches", int64(total))
+			started = true
+		}
+		log.Update(int64(done), "")
+	}
+	codeStart := time.Now()
+	out, err := Reconstruct(ctx, noisy, model.Atoms, o)
+	log.Finish()
+	if err != nil {
+		return nil, err
+	}
+	log.Logf("coded the patches in %.1f s", time.Since(codeStart).Seconds())
+	return out, nil
+}

@@ -1,0 +1,450 @@
+// Package twodsc is the paper's denoiser, the method "2dsc" of tdsc: it
+// joins the patch grid and the 2DSC solver into a pipeline that learns a
+// dictionary from patches of the noisy cube (or takes one), codes every
+// overlapping patch, and averages the reconstructions back into a cube.
+//
+// Patches are p×p pixels × q bands, cut as (p²)×1×q tensors with their mean
+// removed (package patch); the dictionary has (p²)×1×q atoms (package tsc).
+// Coding streams the patches in fixed-size batches through one workspace per
+// worker into a per-voxel sum, so memory is bounded by the cube, the sums and
+// batch size × workers, never by the number of patches. The batches are the
+// same whatever the number of workers and the aggregation order is fixed
+// (patch.Grid.ForEachBatch), so the output is bit-identical for every
+// thread count.
+package twodsc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+
+	"tdsc/internal/algebra/tproduct"
+	"tdsc/internal/algebra/tsc"
+	"tdsc/internal/msi"
+	"tdsc/internal/option"
+	"tdsc/internal/stages/patch"
+	"tdsc/internal/tile"
+)
+
+// batchSize is the number of patches coded together. It is fixed (not
+// derived from the thread count) because FISTA's per-batch choice of
+// evaluation path, and so the last bits of the result, depend on the batch.
+const batchSize = 2048
+
+// Options are the settings of training and coding. A zero field takes its
+// default for the noise level (Resolve, Defaults); so does a zero Seed, which
+// becomes 1.
+type Options struct {
+	Patch  int // window side p in pixels
+	Depth  int // window depth q in bands
+	Stride int // spatial step between patches (spectral step is 1)
+
+	Atoms      int       // dictionary size r
+	Beta       float64   // ℓ1 weight β on the [0, 255] scale
+	Samples    int       // training patches drawn from the cube
+	TrainIters int       // maximum outer learning iterations
+	InnerIters int       // FISTA iterations per outer learning iteration
+	TrainTol   float64   // relative objective change that stops learning early
+	CodeIters  int       // maximum FISTA iterations when coding every patch
+	CodeTol    float64   // relative change of a code that stops its iteration
+	Weighting  Weighting // how overlapping reconstructions are averaged
+	Seed       uint64    // seed of the training sample and the initial dictionary
+	Threads    int       // worker goroutines (≤ 0: GOMAXPROCS)
+
+	// Vectorised codes every patch as one p²q-vector, a (p²q)×1×1 tensor,
+	// over (p²q)×1×1 atoms instead of a p²×1×q tensor over p²×1×q atoms:
+	// conventional sparse coding, the k = 1 case of the same problem and
+	// the paper's point of comparison (the method sc). The patch tensors
+	// need no copy: their lateral slices are the same p²q numbers in
+	// either shape (tproduct.Tensor's layout).
+	Vectorised bool
+
+	// TrainProgress, if not nil, is called after every outer learning
+	// iteration; CodeProgress after every coded batch with the patches done
+	// so far. Both may be called from several goroutines, never at once.
+	TrainProgress func(iter, total int, objective float64)
+	CodeProgress  func(done, total int)
+}
+
+// Weighting is the rule that averages the reconstructions of the patches
+// covering a voxel.
+type Weighting int
+
+const (
+	// Sparsity, the default, weights the reconstruction of a patch by
+	// 1/(1 + ‖b‖₀), b its code (r×1×q, so ‖b‖₀ ≤ r·q): a patch explained by
+	// few atoms is mostly signal, one that needs many has fitted noise too.
+	// The voxel is Σ wⱼ·vⱼ / Σ wⱼ over its covering patches j.
+	Sparsity Weighting = iota
+	// Uniform counts every covering patch once (docs/model.md, "Patches":
+	// the plain mean).
+	Uniform
+)
+
+// String returns the flag spelling of w.
+func (w Weighting) String() string {
+	switch w {
+	case Uniform:
+		return "uniform"
+	case Sparsity:
+		return "sparsity"
+	}
+	return fmt.Sprintf("Weighting(%d)", int(w))
+}
+
+// ParseWeighting returns the Weighting spelled s ("uniform" or "sparsity").
+func ParseWeighting(s string) (Weighting, error) {
+	switch s {
+	case "uniform":
+		return Uniform, nil
+	case "sparsity":
+		return Sparsity, nil
+	}
+	return 0, option.Errorf("weights", s, "weighting must be uniform or sparsity, got %q", s)
+}
+
+// sparsityWeight is the Sparsity weight of a patch whose code is b.
+func sparsityWeight(b []float64) float64 {
+	nnz := 0
+	for _, v := range b {
+		if v != 0 {
+			nnz++
+		}
+	}
+	return 1 / float64(1+nnz)
+}
+
+// Defaults returns the default settings for noise of standard deviation
+// sigma on the [0, 255] scale: 5×5×5 patches, spatial step
+// StrideFor(sigma), 30 atoms, β = BetaFor(sigma), 10000 training patches,
+// at most 15 outer × 30 inner FISTA iterations, at most 50 when coding, and
+// Sparsity weighting.
+//
+// They were tuned on the full 512×512×31 CAVE balloons scene, noise seed 1;
+// docs/results.md ("How the defaults were chosen") has the measurements.
+func Defaults(sigma float64) Options {
+	return Options{
+		Patch: DefaultPatch, Depth: DefaultDepth, Stride: StrideFor(sigma),
+		Atoms: DefaultAtoms, Beta: BetaFor(sigma), Samples: DefaultSamples,
+		TrainIters: DefaultTrainIters, InnerIters: DefaultInnerIters, TrainTol: 1e-4,
+		CodeIters: DefaultCodeIters, CodeTol: 1e-4,
+		Weighting: Sparsity,
+		Seed:      DefaultSeed,
+	}
+}
+
+// The defaults that do not depend on the noise level (Defaults).
+const (
+	DefaultPatch      = 5
+	DefaultDepth      = 5
+	DefaultAtoms      = 30
+	DefaultSamples    = 10000
+	DefaultTrainIters = 15
+	DefaultInnerIters = 30
+	DefaultCodeIters  = 50
+	DefaultSeed       = 1
+)
+
+// Resolve returns o with every zero field set to its default for noise of
+// standard deviation sigma on the [0, 255] scale (Defaults): β = BetaFor(σ)
+// and the step StrideFor(σ), which never exceeds the patch size so that a
+// small Patch is still covered.
+func (o Options) Resolve(sigma float64) Options {
+	d := Defaults(sigma)
+	setInt := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setInt(&o.Patch, d.Patch)
+	setInt(&o.Depth, d.Depth)
+	if o.Stride == 0 {
+		o.Stride = min(d.Stride, o.Patch)
+	}
+	setInt(&o.Atoms, d.Atoms)
+	setInt(&o.Samples, d.Samples)
+	setInt(&o.TrainIters, d.TrainIters)
+	setInt(&o.InnerIters, d.InnerIters)
+	setInt(&o.CodeIters, d.CodeIters)
+	if o.Beta == 0 {
+		o.Beta = d.Beta
+	}
+	if o.TrainTol == 0 {
+		o.TrainTol = d.TrainTol
+	}
+	if o.CodeTol == 0 {
+		o.CodeTol = d.CodeTol
+	}
+	if o.Seed == 0 {
+		o.Seed = d.Seed
+	}
+	return o
+}
+
+// StrideFor returns the default spatial step between patches for noise of
+// standard deviation sigma on the [0, 255] scale: 1 for σ ≥ 20, else 2.
+//
+// Step 1 codes about 4 times as many patches as step 2 and gains 0.3 dB; at
+// σ ≥ 20 the codes are sparse enough for that to be affordable, and below
+// step 2 already reaches the reference implementation's SSIM
+// (docs/results.md, "Spatial step"). The step also sets the positions the
+// training sample is drawn from.
+func StrideFor(sigma float64) int {
+	if sigma >= 20 {
+		return 1
+	}
+	return 2
+}
+
+// BetaFor returns the default ℓ1 weight for noise of standard deviation
+// sigma on the [0, 255] scale: β = 3σ.
+//
+// c = 3 was the best of 2.5, 3, 3.5 and 4 at every σ of Table 2, and smaller
+// β makes the codes denser and coding slower (docs/results.md, "β = 3σ").
+// The paper's β (10, 28, 200, 220, 290) belongs to its own step size and
+// iteration count and does not transfer.
+func BetaFor(sigma float64) float64 { return 3 * sigma }
+
+// Validate checks resolved settings (Resolve) against a cube of the given
+// size and returns an *option.Error naming the first bad one.
+func (o *Options) Validate(height, width, bands int) error {
+	switch {
+	case o.Patch < 1:
+		return option.Errorf("patch", o.Patch, "patch size must be at least 1, got %d", o.Patch)
+	case o.Depth < 1:
+		return option.Errorf("depth", o.Depth, "patch depth must be at least 1, got %d", o.Depth)
+	case o.Stride < 1:
+		return option.Errorf("stride", o.Stride, "stride must be at least 1, got %d", o.Stride)
+	case o.Stride > o.Patch:
+		return option.Errorf("stride", o.Stride, "stride %d is larger than the patch size %d: some pixels would be covered by no patch", o.Stride, o.Patch)
+	case o.Atoms < 1:
+		return option.Errorf("atoms", o.Atoms, "number of atoms must be at least 1, got %d", o.Atoms)
+	case !(o.Beta > 0) || math.IsInf(o.Beta, 0):
+		return option.Errorf("beta", o.Beta, "beta must be a finite number > 0, got %v", o.Beta)
+	case o.Samples < 1:
+		return option.Errorf("samples", o.Samples, "number of training samples must be at least 1, got %d", o.Samples)
+	case o.TrainIters < 1:
+		return option.Errorf("iters", o.TrainIters, "iteration counts must be at least 1, got %d", o.TrainIters)
+	case o.InnerIters < 1:
+		return option.Errorf("inner-iters", o.InnerIters, "iteration counts must be at least 1, got %d", o.InnerIters)
+	case o.CodeIters < 1:
+		return option.Errorf("code-iters", o.CodeIters, "iteration counts must be at least 1, got %d", o.CodeIters)
+	case o.Weighting != Uniform && o.Weighting != Sparsity:
+		return option.Errorf("weights", o.Weighting, "unknown weighting %v", o.Weighting)
+	case o.Threads < 0:
+		return option.Errorf("threads", o.Threads, "threads must be ≥ 0, got %d", o.Threads)
+	}
+	if height < o.Patch || width < o.Patch || bands < o.Depth {
+		return fmt.Errorf("image is %d×%d×%d but the patch is %d×%d×%d", height, width, bands, o.Patch, o.Patch, o.Depth)
+	}
+	return nil
+}
+
+// Train learns a dictionary from Samples patches drawn at random (seeded)
+// over all patch positions of the cube. When ctx is cancelled it stops
+// within one batch of coding and returns ctx.Err().
+func Train(ctx context.Context, c *msi.Cube, o Options) (*tsc.LearnResult, error) {
+	if err := o.Validate(c.Height, c.Width, c.Bands); err != nil {
+		return nil, err
+	}
+	g, err := patch.NewGrid(c.Height, c.Width, c.Bands, o.Patch, o.Depth, o.Stride)
+	if err != nil {
+		return nil, err
+	}
+	idx := patch.Sample(g, o.Samples, o.Seed)
+	x := g.NewTensor(len(idx))
+	patch.ExtractIndices(x, make([]float64, len(idx)), c, g, idx)
+	return learn(ctx, x, g, o)
+}
+
+// learn learns the dictionary from x, the training patches drawn from the
+// grid g.
+func learn(ctx context.Context, x *tproduct.Tensor, g *patch.Grid, o Options) (*tsc.LearnResult, error) {
+	if x.N < o.Atoms {
+		// Sample returns min(Samples, positions) patches: say which is short.
+		if o.Samples < g.Len() {
+			return nil, fmt.Errorf("%d training samples are fewer than the %d atoms to learn", o.Samples, o.Atoms)
+		}
+		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", x.N, o.Atoms)
+	}
+	return tsc.LearnContext(ctx, o.codingShape(x), tsc.LearnOptions{
+		Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,
+		Tol: o.TrainTol, Seed: o.Seed, Threads: o.Threads,
+		Progress: func(iter int, obj float64) {
+			if o.TrainProgress != nil {
+				o.TrainProgress(iter, o.TrainIters, obj)
+			}
+		},
+	})
+}
+
+// TileGeometry returns the strips (package tile) under which Reconstruct,
+// with resolved settings o, gives for every strip's core exactly the lines
+// it gives on the whole cube: cores and reads start at multiples of two
+// stripes of the patch grid (patch.StripeHeight), so that a strip's grid
+// has the whole cube's patch positions, stripes and phases and codes the
+// same batches, and the halo, at least one patch and a multiple of that,
+// holds every patch that covers a core line (and keeps the strip's forced
+// last row of patches, which the whole cube does not have, off the core).
+func (o *Options) TileGeometry() tile.Geometry {
+	align := 2 * patch.StripeHeight(o.Patch, o.Stride)
+	return tile.Geometry{Halo: align * ((o.Patch + align - 1) / align), Align: align}
+}
+
+// TrainTiles is Train for a cube read strip by strip from r: the same
+// sample is drawn over the whole cube's patch positions and cut from the
+// strips of TileGeometry that hold it, so that the result is Train's on
+// the whole cube.
+func TrainTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, o Options) (*tsc.LearnResult, error) {
+	h, w, b := r.Size()
+	if err := o.Validate(h, w, b); err != nil {
+		return nil, err
+	}
+	g, err := patch.NewGrid(h, w, b, o.Patch, o.Depth, o.Stride)
+	if err != nil {
+		return nil, err
+	}
+	idx := patch.Sample(g, o.Samples, o.Seed)
+	x := g.NewTensor(len(idx))
+	j := 0 // the sample's indices increase with the patch's first line
+	for _, s := range strips {
+		end := j
+		for end < len(idx) {
+			if y, _, _ := g.Pos(idx[end]); y >= s.Core.End {
+				break
+			}
+			end++
+		}
+		if end == j {
+			continue
+		}
+		c, err := r.ReadLines(s.Read.Start, s.Read.Len())
+		if err != nil {
+			return nil, err
+		}
+		sg, err := patch.NewGrid(c.Height, w, b, o.Patch, o.Depth, o.Stride)
+		if err != nil {
+			return nil, err
+		}
+		for ; j < end; j++ {
+			y, xx, bb := g.Pos(idx[j])
+			sg.ExtractAt(x.Lateral(j), c, y-s.Read.Start, xx, bb)
+		}
+	}
+	if j != len(idx) {
+		return nil, fmt.Errorf("twodsc: the strips cover %d of the %d training patches", j, len(idx))
+	}
+	return learn(ctx, x, g, o)
+}
+
+// atomShape returns the M and K of the atoms that o's patches are coded
+// over: p²×1×q, or (p²q)×1×1 when Vectorised.
+func (o *Options) atomShape() (m, k int) {
+	if o.Vectorised {
+		return o.Patch * o.Patch * o.Depth, 1
+	}
+	return o.Patch * o.Patch, o.Depth
+}
+
+// codingShape returns the patch tensor x (p²×n×q, as the grid cuts it) in
+// the shape the solver codes: x itself, or when Vectorised a (p²q)×n×1
+// tensor on the same data.
+func (o *Options) codingShape(x *tproduct.Tensor) *tproduct.Tensor {
+	if !o.Vectorised {
+		return x
+	}
+	return &tproduct.Tensor{M: x.M * x.K, N: x.N, K: 1, Data: x.Data}
+}
+
+// Reconstruct codes every overlapping patch of c over the dictionary d
+// (p²×r×q atoms, or (p²q)×r×1 when Vectorised) and returns the average of the reconstructions, plain or
+// weighted as o.Weighting says. It stops
+// with ctx.Err() when ctx is cancelled.
+func Reconstruct(ctx context.Context, c *msi.Cube, d *tproduct.Tensor, o Options) (*msi.Cube, error) {
+	if err := o.Validate(c.Height, c.Width, c.Bands); err != nil {
+		return nil, err
+	}
+	if m, k := o.atomShape(); d.M != m || d.K != k {
+		return nil, fmt.Errorf("the dictionary's atoms are %d×1×%d but %d×%d×%d patches need %d×1×%d",
+			d.M, d.K, o.Patch, o.Patch, o.Depth, m, k)
+	}
+	g, err := patch.NewGrid(c.Height, c.Width, c.Bands, o.Patch, o.Depth, o.Stride)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := tsc.NewEncoder(d, tsc.EncodeOptions{Beta: o.Beta, MaxIter: o.CodeIters, Tol: o.CodeTol})
+	if err != nil {
+		return nil, err
+	}
+	workers := o.Threads
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	type buffers struct {
+		ws    *tsc.Workspace
+		x, b  *tproduct.Tensor
+		rec   *tproduct.Tensor
+		means []float64
+		w     []float64
+	}
+	bufs := make([]buffers, workers)
+	for w := range bufs {
+		bufs[w] = buffers{
+			ws:    enc.NewWorkspace(batchSize),
+			x:     g.NewTensor(batchSize),
+			b:     tproduct.NewTensor(d.N, batchSize, d.K),
+			rec:   g.NewTensor(batchSize),
+			means: make([]float64, batchSize),
+			w:     make([]float64, batchSize),
+		}
+	}
+	agg := patch.NewAggregator(g)
+	if o.Weighting == Sparsity {
+		agg = patch.NewWeightedAggregator(g)
+	}
+	total := g.Len()
+	progress := make(chan int, workers)
+	reported := make(chan struct{})
+	go func() {
+		done := 0
+		for n := range progress {
+			done += n
+			if o.CodeProgress != nil {
+				o.CodeProgress(done, total)
+			}
+		}
+		close(reported)
+	}()
+	err = g.ForEachBatch(workers, batchSize, func(w, start, end int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		bf := &bufs[w]
+		n := end - start
+		x, b, rec := bf.x.Slice(0, n), bf.b.Slice(0, n), bf.rec.Slice(0, n)
+		patch.Extract(x, bf.means[:n], c, g, start)
+		enc.Encode(bf.ws, b, o.codingShape(x), false)
+		enc.Reconstruct(bf.ws, o.codingShape(rec), b)
+		if o.Weighting == Sparsity {
+			w := bf.w[:n]
+			for j := range w {
+				w[j] = sparsityWeight(b.Lateral(j))
+			}
+			agg.AddWeighted(rec, bf.means[:n], w, start)
+		} else {
+			agg.Add(rec, bf.means[:n], start)
+		}
+		progress <- n
+		return nil
+	})
+	close(progress)
+	<-reported
+	if err != nil {
+		return nil, err
+	}
+	out := msi.NewCube(c.Height, c.Width, c.Bands)
+	out.Wavelengths = c.Wavelengths
+	agg.Result(out)
+	return out, nil
+}

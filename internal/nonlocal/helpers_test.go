@@ -1,8 +1,0 @@
-package nonlocal
-
-import "tdsc/internal/twodsc"
-
-// pilotForTests is a quick 2DSC pilot: few samples and iterations.
-func pilotForTests() twodsc.Options {
-	return twodsc.Options{Samples: 500, TrainIters: 2, Atoms: 12}
-}
