@@ -12,15 +12,16 @@ import (
 
 func newNoiseCmd() *cobra.Command {
 	var (
-		input, out             string
-		spec                   noise.Spec
-		sigmaRange, stripeCols string
-		force                  bool
-		cf                     cubeFlags
+		input, out                       string
+		spec                             noise.Spec
+		sigmaRange, stripeCols, deadFrac string
+		caseName                         string
+		force                            bool
+		cf                               cubeFlags
 	)
 	c := &cobra.Command{
-		Use:   "noise --input CLEAN (--sigma S | --sigma-range LO:HI) --seed N --out NOISY",
-		Short: "Add seeded noise to a cube: i.i.d. Gaussian (the Table 2 protocol), band-dependent, stripes, impulses",
+		Use:   "noise --input CLEAN (--sigma S | --sigma-range LO:HI | --case 1…5) --seed N --out NOISY",
+		Short: "Add seeded noise to a cube: i.i.d. Gaussian (the Table 2 protocol), band-dependent, stripes, impulses, dead columns, QRNN3D's cases",
 		Long: `noise adds Gaussian noise on the [0, 255] scale, unclipped, from a seeded generator:
 the same flags and seed give bit-identical output.
 
@@ -33,20 +34,48 @@ the same flags and seed give bit-identical output.
                        ±--stripe-amplitude (default 63.75)
   --impulse F          on a fraction F of the bands, salt-and-pepper noise: a fraction
                        --impulse-density (default 0.1) of the pixels set to 0 or 255
+  --dead-columns F     on a fraction F of the bands, dead columns set to 0: a number
+  --dead-lines F       (lines) drawn from ceil(LO·W) … ceil(HI·W) for --dead-fraction
+                       LO:HI (default 0.05:0.15)
 
-Stripes and impulses come from streams of their own, so turning them on leaves the
-Gaussian part unchanged. --out ending in .hdr writes a lossless ENVI float32 cube
+  --case N             one of the five "complex noise" cases of QRNN3D (Wei, Fu and
+                       Huang 2020), by number or name: 1 noniid (every band's σ drawn
+                       from 10, 30, 50, 70), 2 stripe (1 plus stripes on 10 bands),
+                       3 deadline (1 plus dead columns on 10 bands), 4 impulse (1 plus
+                       salt and pepper of density 0.1, 0.3, 0.5 or 0.7 on 10 bands),
+                       5 mixture (1 plus stripes, dead columns and impulses on three
+                       disjoint thirds of the bands). Same distributions as QRNN3D's
+                       generators, not the same numbers (another random generator).
+                       Excludes the flags above.
+
+Every part comes from a stream of its own, so turning one on leaves the Gaussian
+part and the others unchanged (the five cases of one seed share their Gaussian
+noise). What was drawn is said on stderr and recorded in the header's description. --out ending in .hdr writes a lossless ENVI float32 cube
 (its description records the noise); a folder writes a 16-bit PNG stack, which must
 clip the values to [0, 255] (a warning says how many).`,
 		Example: "  tdsc noise --input balloons_ms --sigma 30 --seed 1 --out noisy30.hdr\n" +
-			"  tdsc noise --input balloons_ms --sigma-range 10:70 --stripes 0.2 --seed 1 --out mixed.hdr",
+			"  tdsc noise --input balloons_ms --sigma-range 10:70 --stripes 0.2 --seed 1 --out mixed.hdr\n" +
+			"  tdsc noise --input balloons_ms --case mixture --seed 1 --out c5.hdr",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --out are required")
 			}
-			var err error
-			if sigmaRange != "" {
+			var (
+				qrnnCase noise.Case
+				err      error
+			)
+			if caseName != "" {
+				if qrnnCase, err = noise.ParseCase("case", caseName); err != nil {
+					return flagError(err)
+				}
+				for _, name := range []string{"sigma", "sigma-range", "stripes", "stripe-columns", "stripe-amplitude",
+					"impulse", "impulse-density", "dead-columns", "dead-lines", "dead-fraction"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--case and --%s exclude each other: a case sets every part of the noise", name)
+					}
+				}
+			} else if sigmaRange != "" {
 				if spec.SigmaRange, err = noise.ParseRange("sigma-range", sigmaRange); err != nil {
 					return flagError(err)
 				}
@@ -54,10 +83,15 @@ clip the values to [0, 255] (a warning says how many).`,
 					return fmt.Errorf("--sigma and --sigma-range exclude each other")
 				}
 			} else if !(spec.Sigma > 0) {
-				return fmt.Errorf("--sigma must be a positive number, got %v (or give --sigma-range)", spec.Sigma)
+				return fmt.Errorf("--sigma must be a positive number, got %v (or give --sigma-range or --case)", spec.Sigma)
 			}
 			if stripeCols != "" {
 				if spec.StripeColumns, err = noise.ParseRange("stripe-columns", stripeCols); err != nil {
+					return flagError(err)
+				}
+			}
+			if deadFrac != "" {
+				if spec.DeadFraction, err = noise.ParseRange("dead-fraction", deadFrac); err != nil {
 					return flagError(err)
 				}
 			}
@@ -69,12 +103,24 @@ clip the values to [0, 255] (a warning says how many).`,
 			if err != nil {
 				return flagError(err)
 			}
-			noisy, applied, err := noise.Simulate(nil, clean, spec)
+			var (
+				noisy   *msi.Cube
+				applied *noise.Applied
+				what    string
+			)
+			if caseName != "" {
+				noisy, applied, err = noise.SimulateCase(nil, clean, qrnnCase, spec.Seed)
+				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)
+			} else {
+				noisy, applied, err = noise.Simulate(nil, clean, spec)
+				what = spec.Resolve().String()
+			}
 			if err != nil {
 				return flagError(err)
 			}
+			drawn := applied.Lines()
 			noisy.Header = clean.Header // the scene's metadata, unchanged
-			noisy.Description = "tdsc " + version + " noise: " + spec.String()
+			noisy.Description = "tdsc " + version + " noise: " + strings.Join(append([]string{what}, drawn...), "; ")
 			info, err := msi.Write(out, noisy, cf.writeOptions(src, force))
 			if err != nil {
 				return err
@@ -83,16 +129,10 @@ clip the values to [0, 255] (a warning says how many).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d values were clipped to [0, 255] in the PNG stack %s; use an .hdr output for a lossless noisy cube\n",
 					info.Clipped, len(noisy.Data), out)
 			}
-			if !spec.SigmaRange.IsZero() {
-				log.Logf("σ per band: %s", formatSigmas(applied.Sigmas))
+			for _, line := range drawn {
+				log.Logf("%s", line)
 			}
-			if len(applied.StripeBands) > 0 {
-				log.Logf("stripes in bands %s", formatBands(applied.StripeBands))
-			}
-			if len(applied.ImpulseBands) > 0 {
-				log.Logf("impulses (%d pixels each) in bands %s", applied.ImpulsePixels, formatBands(applied.ImpulseBands))
-			}
-			log.Logf("wrote %s (%s, %s)", out, noisy.Size(), spec.Resolve().String())
+			log.Logf("wrote %s (%s, %s)", out, noisy.Size(), what)
 			return nil
 		},
 	}
@@ -106,6 +146,10 @@ clip the values to [0, 255] (a warning says how many).`,
 	f.Float64Var(&spec.StripeAmplitude, "stripe-amplitude", 0, "largest stripe offset on the [0, 255] scale (default 63.75)")
 	f.Float64Var(&spec.ImpulseBands, "impulse", 0, "fraction of the bands with salt-and-pepper noise (0: none)")
 	f.Float64Var(&spec.ImpulseDensity, "impulse-density", 0, "fraction of an impulse band's pixels set to 0 or 255 (default 0.1)")
+	f.Float64Var(&spec.DeadColumnBands, "dead-columns", 0, "fraction of the bands with dead columns, set to 0 (0: none)")
+	f.Float64Var(&spec.DeadLineBands, "dead-lines", 0, "fraction of the bands with dead lines, set to 0 (0: none)")
+	f.StringVar(&deadFrac, "dead-fraction", "", "LO:HI: fraction of such a band's columns (lines) that are dead (default 0.05:0.15)")
+	f.StringVar(&caseName, "case", "", "QRNN3D complex noise case: 1 noniid, 2 stripe, 3 deadline, 4 impulse, 5 mixture (by number or name)")
 	f.Uint64Var(&spec.Seed, "seed", 1, "seed of the noise generator")
 	f.BoolVar(&force, "force", false, "overwrite an existing output")
 	cf.register(f, true)
@@ -117,15 +161,6 @@ func formatSigmas(s []float64) string {
 	parts := make([]string, len(s))
 	for i, v := range s {
 		parts[i] = fmt.Sprintf("%.2f", v)
-	}
-	return strings.Join(parts, " ")
-}
-
-// formatBands lists 0-based band indices as 1-based band numbers.
-func formatBands(bands []int) string {
-	parts := make([]string, len(bands))
-	for i, b := range bands {
-		parts[i] = fmt.Sprint(b + 1)
 	}
 	return strings.Join(parts, " ")
 }

@@ -16,11 +16,11 @@ import (
 // real sensors (for example the LRMR, LRTV and NGmeet experiments of Zhang
 // et al. 2014, He et al. 2016 and He et al. 2019): Gaussian noise whose
 // standard deviation differs from band to band, vertical stripes on some
-// bands and salt-and-pepper impulses on some bands. Simulate adds them in
-// that order; every part draws from its own PCG stream of the one seed, so
-// switching stripes or impulses on or off leaves the Gaussian noise (and the
-// other part) unchanged, and a Spec with a single σ and nothing else gives
-// exactly Add's cube.
+// bands, salt-and-pepper impulses on some bands, and dead columns and dead
+// lines (set to 0) on some bands. Simulate adds them in that order; every
+// part draws from its own PCG stream of the one seed, so switching a part
+// on or off leaves the Gaussian noise (and the other parts) unchanged, and
+// a Spec with a single σ and nothing else gives exactly Add's cube.
 
 // The PCG streams of the parts of Simulate besides the Gaussian noise
 // itself, which uses Add's pcgStream.
@@ -28,6 +28,10 @@ const (
 	sigmaStream   = pcgStream ^ 1
 	stripeStream  = pcgStream ^ 2
 	impulseStream = pcgStream ^ 3
+	deadColStream = pcgStream ^ 4
+	deadRowStream = pcgStream ^ 5
+	// partStream chooses the disjoint band sets of CaseMixture.
+	partStream = pcgStream ^ 6
 )
 
 // Defaults of the Spec fields that are only used when their part is on.
@@ -43,6 +47,11 @@ const (
 	// DefaultImpulseDensity is the fraction of the pixels of an impulse
 	// band that are replaced.
 	DefaultImpulseDensity = 0.1
+	// DefaultDeadLo and DefaultDeadHi bound the fraction of the columns
+	// (lines) of a band with dead columns (lines) that are dead: 5–15 %,
+	// QRNN3D's amounts.
+	DefaultDeadLo = 0.05
+	DefaultDeadHi = 0.15
 )
 
 // Range is a closed interval [Lo, Hi]. The zero Range means "not set".
@@ -132,6 +141,21 @@ type Spec struct {
 	// they replace the Gaussian noise and stripes of their pixels.
 	ImpulseDensity float64
 
+	// DeadColumnBands is the fraction of the bands that get dead columns,
+	// 0 to 1 (flag "dead-columns"; 0, the default: none), counted and
+	// chosen as StripeBands is, independently of the other parts.
+	DeadColumnBands float64
+	// DeadLineBands is the same for dead lines (rows; flag "dead-lines").
+	DeadLineBands float64
+	// DeadFraction bounds the fraction of the columns (lines) of such a
+	// band that are dead (flag "dead-fraction"; default 0.05:0.15): every
+	// band draws its number uniformly from the integers ceil(Lo·Width) …
+	// ceil(Hi·Width) (at least 1; Height for lines), as QRNN3D does, and
+	// sets that many distinct columns (lines), chosen at random, to 0.
+	// Dead columns and lines come after impulses: a dead detector reads 0
+	// whatever else the pixel would have had.
+	DeadFraction Range
+
 	// Seed selects the noise: the same Spec and Seed give a bit-identical
 	// cube (see Add for the one caveat across architectures).
 	Seed uint64
@@ -149,6 +173,9 @@ func (s Spec) Resolve() Spec {
 	}
 	if s.ImpulseBands > 0 && s.ImpulseDensity == 0 {
 		s.ImpulseDensity = DefaultImpulseDensity
+	}
+	if (s.DeadColumnBands > 0 || s.DeadLineBands > 0) && s.DeadFraction.IsZero() {
+		s.DeadFraction = Range{DefaultDeadLo, DefaultDeadHi}
 	}
 	return s
 }
@@ -182,7 +209,13 @@ func (s Spec) Validate() error {
 	if !(s.ImpulseDensity >= 0 && s.ImpulseDensity <= 1) {
 		return option.Errorf("impulse-density", s.ImpulseDensity, "impulse density must be in [0, 1], got %g", s.ImpulseDensity)
 	}
-	return nil
+	if !(s.DeadColumnBands >= 0 && s.DeadColumnBands <= 1) {
+		return option.Errorf("dead-columns", s.DeadColumnBands, "the fraction of bands with dead columns must be in [0, 1], got %g", s.DeadColumnBands)
+	}
+	if !(s.DeadLineBands >= 0 && s.DeadLineBands <= 1) {
+		return option.Errorf("dead-lines", s.DeadLineBands, "the fraction of bands with dead lines must be in [0, 1], got %g", s.DeadLineBands)
+	}
+	return s.DeadFraction.check("dead-fraction", 1)
 }
 
 // String describes s.Resolve() in one line, for a cube's Description: for
@@ -204,6 +237,12 @@ func (s Spec) String() string {
 	if s.ImpulseBands > 0 {
 		fmt.Fprintf(&b, "; impulses on %g of the bands (density %g)", s.ImpulseBands, s.ImpulseDensity)
 	}
+	if s.DeadColumnBands > 0 {
+		fmt.Fprintf(&b, "; dead columns on %g of the bands (%s of the columns)", s.DeadColumnBands, s.DeadFraction)
+	}
+	if s.DeadLineBands > 0 {
+		fmt.Fprintf(&b, "; dead lines on %g of the bands (%s of the lines)", s.DeadLineBands, s.DeadFraction)
+	}
 	return b.String()
 }
 
@@ -212,13 +251,19 @@ func (s Spec) String() string {
 type Applied struct {
 	// Sigmas is the standard deviation of the Gaussian noise of every band.
 	Sigmas []float64
-	// StripeBands and ImpulseBands list the bands (0-based, ascending) that
-	// got stripes and impulses; nil when that part is off.
-	StripeBands, ImpulseBands []int
+	// StripeBands, ImpulseBands, DeadColumnBands and DeadLineBands list
+	// the bands (0-based) that got each part, ascending (in the order
+	// drawn for a Case); nil when that part is off.
+	StripeBands, ImpulseBands, DeadColumnBands, DeadLineBands []int
 	// StripeColumns[i] is the number of striped columns of StripeBands[i].
 	StripeColumns []int
-	// ImpulsePixels is the number of pixels replaced in every impulse band.
-	ImpulsePixels int
+	// ImpulseDensities[i] is the impulse density of ImpulseBands[i], and
+	// ImpulsePixels[i] the number of its pixels that were replaced.
+	ImpulseDensities []float64
+	ImpulsePixels    []int
+	// DeadColumns[i] is the number of dead columns of DeadColumnBands[i],
+	// DeadLines[i] the number of dead lines of DeadLineBands[i].
+	DeadColumns, DeadLines []int
 }
 
 // Simulate sets dst to src plus the noise spec describes and returns dst and
@@ -231,31 +276,16 @@ type Applied struct {
 // stream, so with SigmaRange unset and no stripes or impulses the cube is
 // bit-identical to Add(dst, src, spec.Sigma, spec.Seed). The band σs come
 // from a second stream (one Float64 per band, in band order), the stripes
-// from a third and the impulses from a fourth.
+// from a third, the impulses from a fourth and the dead columns and lines
+// from a fifth and a sixth.
 func Simulate(dst, src *msi.Cube, spec Spec) (*msi.Cube, *Applied, error) {
 	spec = spec.Resolve()
 	if err := spec.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if dst == nil {
-		dst = msi.NewCube(src.Height, src.Width, src.Bands)
-		if src.Wavelengths != nil {
-			dst.Wavelengths = append([]float64(nil), src.Wavelengths...)
-		}
-	} else if !dst.SameSize(src) {
-		panic(fmt.Sprintf("noise: destination is %s, source is %s", dst.Size(), src.Size()))
-	}
 	applied := &Applied{Sigmas: bandSigmas(spec, src.Bands)}
-
-	rng := rand.New(rand.NewPCG(spec.Seed, pcgStream))
+	dst = addBandGaussian(dst, src, applied.Sigmas, spec.Seed)
 	n := src.Height * src.Width
-	for b, sigma := range applied.Sigmas {
-		in, out := src.Data[b*n:(b+1)*n], dst.Data[b*n:(b+1)*n]
-		for i, v := range in {
-			// As in Add: the conversion forbids an FMA.
-			out[i] = v + float64(sigma*rng.NormFloat64())
-		}
-	}
 
 	if spec.StripeBands > 0 {
 		rng := rand.New(rand.NewPCG(spec.Seed, stripeStream))
@@ -265,13 +295,7 @@ func Simulate(dst, src *msi.Cube, spec Spec) (*msi.Cube, *Applied, error) {
 		for _, b := range applied.StripeBands {
 			k := lo + rng.IntN(hi-lo+1)
 			applied.StripeColumns = append(applied.StripeColumns, k)
-			band := dst.Band(b)
-			for _, x := range rng.Perm(src.Width)[:k] {
-				offset := spec.StripeAmplitude * (2*rng.Float64() - 1)
-				for y := range src.Height {
-					band[y*src.Width+x] += offset
-				}
-			}
+			addStripes(rng, dst, b, k, spec.StripeAmplitude)
 		}
 	}
 
@@ -279,8 +303,9 @@ func Simulate(dst, src *msi.Cube, spec Spec) (*msi.Cube, *Applied, error) {
 		rng := rand.New(rand.NewPCG(spec.Seed, impulseStream))
 		applied.ImpulseBands = chooseBands(rng, spec.ImpulseBands, src.Bands)
 		m := int(math.Round(spec.ImpulseDensity * float64(n)))
-		applied.ImpulsePixels = m
 		for _, b := range applied.ImpulseBands {
+			applied.ImpulseDensities = append(applied.ImpulseDensities, spec.ImpulseDensity)
+			applied.ImpulsePixels = append(applied.ImpulsePixels, m)
 			band := dst.Band(b)
 			for _, i := range rng.Perm(n)[:m] {
 				band[i] = 0
@@ -289,6 +314,17 @@ func Simulate(dst, src *msi.Cube, spec Spec) (*msi.Cube, *Applied, error) {
 				}
 			}
 		}
+	}
+
+	if spec.DeadColumnBands > 0 {
+		rng := rand.New(rand.NewPCG(spec.Seed, deadColStream))
+		applied.DeadColumnBands = chooseBands(rng, spec.DeadColumnBands, src.Bands)
+		applied.DeadColumns = killColumns(rng, dst, applied.DeadColumnBands, spec.DeadFraction)
+	}
+	if spec.DeadLineBands > 0 {
+		rng := rand.New(rand.NewPCG(spec.Seed, deadRowStream))
+		applied.DeadLineBands = chooseBands(rng, spec.DeadLineBands, src.Bands)
+		applied.DeadLines = killLines(rng, dst, applied.DeadLineBands, spec.DeadFraction)
 	}
 	return dst, applied, nil
 }
@@ -318,4 +354,87 @@ func chooseBands(rng *rand.Rand, fraction float64, bands int) []int {
 	chosen := rng.Perm(bands)[:k]
 	slices.Sort(chosen)
 	return chosen
+}
+
+// addStripes adds, to k distinct columns of band b of c chosen at random,
+// one offset each drawn uniformly from [−amplitude, amplitude], over the
+// whole height of the column.
+func addStripes(rng *rand.Rand, c *msi.Cube, b, k int, amplitude float64) {
+	band := c.Band(b)
+	for _, x := range rng.Perm(c.Width)[:k] {
+		offset := amplitude * (2*rng.Float64() - 1)
+		for y := range c.Height {
+			band[y*c.Width+x] += offset
+		}
+	}
+}
+
+// ceilCount draws a number of columns (lines) out of n uniformly from the
+// integers ceil(fraction.Lo·n) … ceil(fraction.Hi·n), at least 1.
+func ceilCount(rng *rand.Rand, fraction Range, n int) int {
+	lo := max(1, int(math.Ceil(fraction.Lo*float64(n))))
+	hi := max(lo, int(math.Ceil(fraction.Hi*float64(n))))
+	return lo + rng.IntN(hi-lo+1)
+}
+
+// killColumns sets, in every band of bands, a ceilCount of distinct
+// columns chosen at random to 0, and returns the counts.
+func killColumns(rng *rand.Rand, c *msi.Cube, bands []int, fraction Range) []int {
+	counts := make([]int, len(bands))
+	for i, b := range bands {
+		counts[i] = ceilCount(rng, fraction, c.Width)
+		band := c.Band(b)
+		for _, x := range rng.Perm(c.Width)[:counts[i]] {
+			for y := range c.Height {
+				band[y*c.Width+x] = 0
+			}
+		}
+	}
+	return counts
+}
+
+// killLines is killColumns for lines (rows).
+func killLines(rng *rand.Rand, c *msi.Cube, bands []int, fraction Range) []int {
+	counts := make([]int, len(bands))
+	for i, b := range bands {
+		counts[i] = ceilCount(rng, fraction, c.Height)
+		band := c.Band(b)
+		for _, y := range rng.Perm(c.Height)[:counts[i]] {
+			clear(band[y*c.Width : (y+1)*c.Width])
+		}
+	}
+	return counts
+}
+
+// Lines says what was drawn, one line per part, with 1-based band numbers:
+// the σ of every band (left out when all bands have the same σ), then the
+// bands of every sparse part with their column, line or pixel counts. A
+// command prints them on stderr and records them in the output's
+// description.
+func (a *Applied) Lines() []string {
+	var lines []string
+	if len(a.Sigmas) > 0 && slices.ContainsFunc(a.Sigmas, func(s float64) bool { return s != a.Sigmas[0] }) {
+		parts := make([]string, len(a.Sigmas))
+		for i, s := range a.Sigmas {
+			parts[i] = strconv.FormatFloat(s, 'f', 2, 64)
+		}
+		lines = append(lines, "σ per band: "+strings.Join(parts, " "))
+	}
+	bandList := func(what string, bands []int, detail func(i int) string) {
+		if len(bands) == 0 {
+			return
+		}
+		parts := make([]string, len(bands))
+		for i, b := range bands {
+			parts[i] = fmt.Sprintf("%d (%s)", b+1, detail(i))
+		}
+		lines = append(lines, what+" in bands "+strings.Join(parts, ", "))
+	}
+	bandList("stripes", a.StripeBands, func(i int) string { return fmt.Sprintf("%d columns", a.StripeColumns[i]) })
+	bandList("impulses", a.ImpulseBands, func(i int) string {
+		return fmt.Sprintf("density %g, %d pixels", a.ImpulseDensities[i], a.ImpulsePixels[i])
+	})
+	bandList("dead columns", a.DeadColumnBands, func(i int) string { return fmt.Sprintf("%d columns", a.DeadColumns[i]) })
+	bandList("dead lines", a.DeadLineBands, func(i int) string { return fmt.Sprintf("%d lines", a.DeadLines[i]) })
+	return lines
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"tdsc/internal/msi"
@@ -197,8 +198,9 @@ func TestSimulateImpulses(t *testing.T) {
 		spec := base
 		spec.ImpulseBands, spec.ImpulseDensity = tc.fraction, tc.density
 		out, applied := mustSimulate(t, src, spec)
-		if len(applied.ImpulseBands) != tc.bands || applied.ImpulsePixels != tc.pixels {
-			t.Errorf("fraction %g density %g: bands %v, %d pixels; want %d bands, %d pixels",
+		if len(applied.ImpulseBands) != tc.bands || len(applied.ImpulsePixels) != tc.bands ||
+			slices.ContainsFunc(applied.ImpulsePixels, func(m int) bool { return m != tc.pixels }) {
+			t.Errorf("fraction %g density %g: bands %v, pixels %v; want %d bands of %d pixels",
 				tc.fraction, tc.density, applied.ImpulseBands, applied.ImpulsePixels, tc.bands, tc.pixels)
 			continue
 		}
