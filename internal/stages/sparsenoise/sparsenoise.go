@@ -338,7 +338,7 @@ func stuckLines(band []float64, mask []uint8, count, length, lineStep, pixelStep
 				values = append(values, band[k])
 			}
 		}
-		if len(values) == 0 {
+		if len(values) == 0 || !mayBeStuck(values) {
 			continue
 		}
 		v, run := mode(values)
@@ -347,6 +347,19 @@ func stuckLines(band []float64, mask []uint8, count, length, lineStep, pixelStep
 		}
 	}
 	return stuck, value
+}
+
+// mayBeStuck reports whether 90 % of values could be equal: then at least
+// 80 % of the adjacent pairs are, which is cheap to count and rules out
+// every noisy line without sorting it.
+func mayBeStuck(values []float64) bool {
+	equal := 0
+	for j := 1; j < len(values); j++ {
+		if values[j] == values[j-1] {
+			equal++
+		}
+	}
+	return float64(equal) >= (2*deadShare-1)*float64(len(values)-1)
 }
 
 // mode returns the most frequent value of v and how often it occurs (the
@@ -743,14 +756,71 @@ func abs(x int) int {
 }
 
 // median returns the median of v (the mean of the two middle values when
-// len(v) is even), reordering v.
+// len(v) is even), reordering v. It selects rather than sorts: linear time
+// on average.
 func median(v []float64) float64 {
-	slices.Sort(v)
 	k := len(v)
+	if k <= 8 {
+		// Insertion sort: the few-neighbour medians of the detectors.
+		for i := 1; i < k; i++ {
+			for j := i; j > 0 && v[j] < v[j-1]; j-- {
+				v[j], v[j-1] = v[j-1], v[j]
+			}
+		}
+	} else {
+		nthElement(v, k/2)
+		if k%2 == 0 {
+			// The lower middle is the largest of the lower half.
+			return (slices.Max(v[:k/2]) + v[k/2]) / 2
+		}
+		return v[k/2]
+	}
 	if k%2 == 1 {
 		return v[k/2]
 	}
 	return (v[k/2-1] + v[k/2]) / 2
+}
+
+// nthElement reorders v so that v[n] is the value a sort would put there,
+// with no larger value before it and no smaller one after it (Hoare's
+// selection with a median-of-three pivot; deterministic).
+func nthElement(v []float64, n int) {
+	lo, hi := 0, len(v)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case n <= j:
+			hi = j
+		case n >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // medianInt is median for counts.

@@ -2,6 +2,8 @@ package sparsenoise
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,4 +197,26 @@ func slicesEqual(a, b []float64) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// TestMedian checks the selection against a sort, for odd and even
+// lengths, ties and the small-slice path.
+func TestMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 1; n < 200; n++ {
+		for range 5 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = float64(rng.IntN(n/2 + 2))
+			}
+			sorted := slices.Sorted(slices.Values(v))
+			want := sorted[n/2]
+			if n%2 == 0 {
+				want = (sorted[n/2-1] + sorted[n/2]) / 2
+			}
+			if got := median(v); got != want {
+				t.Fatalf("n %d: median %g, want %g (%v)", n, got, want, sorted)
+			}
+		}
+	}
 }
