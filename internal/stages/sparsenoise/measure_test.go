@@ -16,7 +16,8 @@ import (
 // noise"): Detect against the truth on the five QRNN3D cases written by
 // the shared generator (mixed_cases.py) with their exact sparse parts
 // (scripts/qrnn3d-sparse.py), for every NAME_c1.hdr in the folder
-// $TDSC_QRNN3D_DIR; skipped without it. scripts/find-noise.sh makes the
+// $TDSC_QRNN3D_DIR (and it logs what Detect finds in NAME_clean.hdr);
+// skipped without it. scripts/find-noise.sh makes the
 // folder and runs it.
 func TestMeasureQRNN3D(t *testing.T) {
 	dir := os.Getenv("TDSC_QRNN3D_DIR")
@@ -31,6 +32,9 @@ func TestMeasureQRNN3D(t *testing.T) {
 	out.WriteString(tableHeader + "\n")
 	for _, first := range firsts {
 		name := strings.TrimSuffix(filepath.Base(first), "_c1.hdr")
+		if clean, err := msi.Open(filepath.Join(dir, name+"_clean.hdr")); err == nil {
+			t.Logf("%s clean:\n%s", name, Detect(clean).Summary())
+		}
 		for k := noise.CaseNonIID; k <= noise.CaseMixture; k++ {
 			base := filepath.Join(dir, name+"_c"+string(rune('0'+k)))
 			noisy, err := msi.Open(base + ".hdr")
