@@ -97,7 +97,7 @@ image was removed too, a smaller one that noise was left in.`,
 				if err != nil {
 					return err
 				}
-				rep, err := metrics.Evaluate(clean, x)
+				rep, err := metrics.Evaluate(cmd.Context(), clean, x)
 				if err != nil {
 					return fmt.Errorf("%s against %s: %w", in, ref, err)
 				}

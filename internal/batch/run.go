@@ -223,7 +223,7 @@ func (r *Runner) runCell(ctx context.Context, c Cell, clean *msi.Cube) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	rep, err := metrics.Evaluate(clean, x)
+	rep, err := metrics.Evaluate(ctx, clean, x)
 	if err != nil {
 		return nil, err
 	}

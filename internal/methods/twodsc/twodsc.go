@@ -416,7 +416,7 @@ func Reconstruct(ctx context.Context, c *msi.Cube, d *tproduct.Tensor, o Options
 		}
 		close(reported)
 	}()
-	err = g.ForEachBatch(workers, batchSize, func(w, start, end int) error {
+	err = g.ForEachBatch(ctx, workers, batchSize, func(w, start, end int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -164,17 +164,21 @@ func (g *Grid) Stripes() [2][]Range {
 // the aggregate is bit-identical for every number of workers and every
 // batch size.
 //
-// The first error returned by fn stops the handing out of batches;
-// ForEachBatch waits for the calls in progress and returns that error. It
-// panics if workers or batch is less than 1.
-func (g *Grid) ForEachBatch(workers, batch int, fn func(worker, start, end int) error) error {
+// The first error returned by fn, or ctx.Err() once ctx is done, stops the
+// handing out of batches; ForEachBatch waits for the calls in progress and
+// returns that error. It panics if workers or batch is less than 1.
+func (g *Grid) ForEachBatch(ctx context.Context, workers, batch int, fn func(worker, start, end int) error) error {
 	if workers < 1 || batch < 1 {
 		panic(fmt.Sprintf("patch: ForEachBatch needs workers ≥ 1 and batch ≥ 1, got %d workers and batch %d", workers, batch))
 	}
 	for _, stripes := range g.Stripes() {
-		err := parallel.For(context.Background(), len(stripes), workers, func(worker, i int) error {
+		err := parallel.For(ctx, len(stripes), workers, func(worker, i int) error {
 			r := stripes[i]
+			// A stripe holds many batches: look at ctx before each.
 			for start := r.Start; start < r.End; start += batch {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				if err := fn(worker, start, min(start+batch, r.End)); err != nil {
 					return err
 				}
