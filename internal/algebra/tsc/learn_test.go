@@ -58,7 +58,7 @@ func TestLearnObjectiveMonotone(t *testing.T) {
 		if res.Iterations != 15 || len(res.Objective) != 15 || !slices.Equal(progress, res.Objective) {
 			t.Fatalf("k=%d: %d iterations, %d objective values, progress %d", k, res.Iterations, len(res.Objective), len(progress))
 		}
-		start := tproduct.Norm2(x) / 2
+		start := sumSquares(x.Data) / 2
 		prev := start
 		for p, obj := range res.Objective {
 			if obj > prev*(1+1e-12) {
@@ -92,7 +92,7 @@ func TestLearnHugeBeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	half := tproduct.Norm2(x) / 2
+	half := sumSquares(x.Data) / 2
 	for p, obj := range res.Objective {
 		if math.Abs(obj-half) > 1e-12*half {
 			t.Errorf("iteration %d: objective %.15g, want ½‖X‖² = %.15g", p+1, obj, half)
