@@ -55,7 +55,7 @@ func bruteAverage(sh shape, weighted bool) []float64 {
 // ForEachBatch and returns the result.
 func aggregateFake(t *testing.T, g *Grid, workers, batch int, weighted bool) *msi.Cube {
 	t.Helper()
-	h, w, b := g.Size()
+	h, w, b := g.height, g.width, g.bands
 	agg := NewAggregator(g)
 	if weighted {
 		agg = NewWeightedAggregator(g)

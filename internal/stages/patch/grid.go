@@ -102,15 +102,6 @@ func coverage(count, n, p int, start func(int) int) []int {
 func (g *Grid) rowAt(k int) int { return min(k*g.step, g.height-g.p) }
 func (g *Grid) colAt(k int) int { return min(k*g.step, g.width-g.p) }
 
-// Size returns the cube size H, W, B the grid was made for.
-func (g *Grid) Size() (h, w, b int) { return g.height, g.width, g.bands }
-
-// Window returns the patch size: p×p pixels and q bands.
-func (g *Grid) Window() (p, q int) { return g.p, g.q }
-
-// Step returns the spatial step.
-func (g *Grid) Step() int { return g.step }
-
 // Len returns the number of patches.
 func (g *Grid) Len() int { return g.rows * g.windows * g.cols }
 
