@@ -561,14 +561,9 @@ func TestEncodeAllStartsNoBatchOnceStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := learnPatches(rng, m, n, k, 8)
-	ctx, cancel := context.WithCancel(context.Background())
-	want, got := tproduct.NewTensor(r, n, k), tproduct.NewTensor(r, n, k)
-	enc.encodeAll(t.Context(), want, x, false, 2)
-	enc.encodeAll(ctx, got, x, false, 2)
-	if !slices.Equal(want.Data, got.Data) {
-		t.Errorf("a live context changes the codes")
-	}
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
+	got := tproduct.NewTensor(r, n, k)
 	for i := range got.Data {
 		got.Data[i] = math.NaN()
 	}
