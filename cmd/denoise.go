@@ -211,7 +211,7 @@ result is the whole cube's, bit for bit.`,
 				name string
 				cube *msi.Cube
 			}{{input, noisy}, {out, result}} {
-				rep, err := metrics.Evaluate(clean, r.cube)
+				rep, err := metrics.Evaluate(cmd.Context(), clean, r.cube)
 				if err != nil {
 					return err
 				}

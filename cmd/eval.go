@@ -2,10 +2,8 @@ package cmd
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -14,6 +12,7 @@ import (
 	"tdsc/internal/noise"
 	"tdsc/internal/quality/gate"
 	"tdsc/internal/quality/metrics"
+	"tdsc/internal/quality/scorejson"
 )
 
 func newEvalCmd() *cobra.Command {
@@ -97,7 +96,7 @@ image was removed too, a smaller one that noise was left in.`,
 				if err != nil {
 					return err
 				}
-				rep, err := metrics.Evaluate(clean, x)
+				rep, err := metrics.Evaluate(cmd.Context(), clean, x)
 				if err != nil {
 					return fmt.Errorf("%s against %s: %w", in, ref, err)
 				}
@@ -214,49 +213,17 @@ func writeEvalCSV(w io.Writer, rows []evalRow, perBand bool) error {
 
 func csvFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// jsonFloat is a float64 that encodes the non-finite values JSON cannot hold
-// (the +Inf PSNR of an exact band) as null.
-type jsonFloat float64
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
-}
-
-type evalJSON struct {
-	Ref     string           `json:"ref"`
-	Results []evalJSONResult `json:"results"`
-}
-
-type evalJSONResult struct {
-	Input string         `json:"input"`
-	PSNR  jsonFloat      `json:"psnr"`
-	SSIM  jsonFloat      `json:"ssim"`
-	SAM   jsonFloat      `json:"sam"`
-	ERGAS jsonFloat      `json:"ergas"`
-	Bands []evalJSONBand `json:"bands"`
-}
-
-type evalJSONBand struct {
-	Band int       `json:"band"`
-	PSNR jsonFloat `json:"psnr"`
-	SSIM jsonFloat `json:"ssim"`
-}
-
+// writeEvalJSON writes the scores of rows against the reference ref as the
+// JSON report of package scorejson, which the gate reads back.
 func writeEvalJSON(w io.Writer, ref string, rows []evalRow) error {
-	out := evalJSON{Ref: ref, Results: make([]evalJSONResult, len(rows))}
+	out := scorejson.Report{Ref: ref, Results: make([]scorejson.Result, len(rows))}
 	for i, r := range rows {
-		res := evalJSONResult{Input: r.input, PSNR: jsonFloat(r.rep.PSNR), SSIM: jsonFloat(r.rep.SSIM),
-			SAM: jsonFloat(r.rep.SAM), ERGAS: jsonFloat(r.rep.ERGAS), Bands: make([]evalJSONBand, len(r.rep.BandPSNR))}
+		res := scorejson.Result{Input: r.input, PSNR: scorejson.Float(r.rep.PSNR), SSIM: scorejson.Float(r.rep.SSIM),
+			SAM: scorejson.Float(r.rep.SAM), ERGAS: scorejson.Float(r.rep.ERGAS), Bands: make([]scorejson.Band, len(r.rep.BandPSNR))}
 		for b := range r.rep.BandPSNR {
-			res.Bands[b] = evalJSONBand{Band: b + 1, PSNR: jsonFloat(r.rep.BandPSNR[b]), SSIM: jsonFloat(r.rep.BandSSIM[b])}
+			res.Bands[b] = scorejson.Band{Band: b + 1, PSNR: scorejson.Float(r.rep.BandPSNR[b]), SSIM: scorejson.Float(r.rep.BandSSIM[b])}
 		}
 		out.Results[i] = res
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return scorejson.Write(w, &out)
 }

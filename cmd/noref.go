@@ -12,6 +12,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/quality/noref"
+	"tdsc/internal/quality/scorejson"
 )
 
 // norefRow is the no-reference assessment of one input.
@@ -125,27 +126,27 @@ func writeNoRefCSV(w io.Writer, rows []norefRow, residual bool) error {
 }
 
 type norefJSONBand struct {
-	Band        int        `json:"band"`
-	Sigma       jsonFloat  `json:"sigma"`
-	Removed     *jsonFloat `json:"removed,omitempty"`
-	Correlation *jsonFloat `json:"correlation,omitempty"`
+	Band        int              `json:"band"`
+	Sigma       scorejson.Float  `json:"sigma"`
+	Removed     *scorejson.Float `json:"removed,omitempty"`
+	Correlation *scorejson.Float `json:"correlation,omitempty"`
 }
 
 type norefJSONResult struct {
-	Input       string          `json:"input"`
-	Sigma       jsonFloat       `json:"sigma"`
-	Removed     *jsonFloat      `json:"removed,omitempty"`
-	Correlation *jsonFloat      `json:"correlation,omitempty"`
-	Bands       []norefJSONBand `json:"bands"`
+	Input       string           `json:"input"`
+	Sigma       scorejson.Float  `json:"sigma"`
+	Removed     *scorejson.Float `json:"removed,omitempty"`
+	Correlation *scorejson.Float `json:"correlation,omitempty"`
+	Bands       []norefJSONBand  `json:"bands"`
 }
 
 func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 	residual := noisyPath != ""
-	opt := func(v float64) *jsonFloat {
+	opt := func(v float64) *scorejson.Float {
 		if !residual {
 			return nil
 		}
-		f := jsonFloat(v)
+		f := scorejson.Float(v)
 		return &f
 	}
 	out := struct {
@@ -156,9 +157,9 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 		out.Noisy = &noisyPath
 	}
 	for _, r := range rows {
-		res := norefJSONResult{Input: r.input, Sigma: jsonFloat(r.rep.Mean.Sigma), Removed: opt(r.rep.Mean.Removed), Correlation: opt(r.rep.Mean.Correlation)}
+		res := norefJSONResult{Input: r.input, Sigma: scorejson.Float(r.rep.Mean.Sigma), Removed: opt(r.rep.Mean.Removed), Correlation: opt(r.rep.Mean.Correlation)}
 		for i, b := range r.rep.Bands {
-			res.Bands = append(res.Bands, norefJSONBand{Band: i + 1, Sigma: jsonFloat(b.Sigma), Removed: opt(b.Removed), Correlation: opt(b.Correlation)})
+			res.Bands = append(res.Bands, norefJSONBand{Band: i + 1, Sigma: scorejson.Float(b.Sigma), Removed: opt(b.Removed), Correlation: opt(b.Correlation)})
 		}
 		out.Results = append(out.Results, res)
 	}

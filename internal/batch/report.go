@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"tdsc/internal/quality/scorejson"
 )
 
 // Table is the results under an output root merged into one table: a row
@@ -47,10 +49,10 @@ type Mean struct {
 
 // Scores are the four figures of a result or a mean.
 type Scores struct {
-	PSNR  Float `json:"psnr"`
-	SSIM  Float `json:"ssim"`
-	SAM   Float `json:"sam"`
-	ERGAS Float `json:"ergas"`
+	PSNR  scorejson.Float `json:"psnr"`
+	SSIM  scorejson.Float `json:"ssim"`
+	SAM   scorejson.Float `json:"sam"`
+	ERGAS scorejson.Float `json:"ergas"`
 }
 
 // Collect reads every result under root (ROOT/SCENE/sigmaS-seedN/*.json)
@@ -153,7 +155,7 @@ func meanOf(rows []Row, methods []string) Mean {
 		}
 		if complete {
 			n := float64(len(rows))
-			mean.Scores[m] = Scores{Float(s[0] / n), Float(s[1] / n), Float(s[2] / n), Float(s[3] / n)}
+			mean.Scores[m] = Scores{scorejson.Float(s[0] / n), scorejson.Float(s[1] / n), scorejson.Float(s[2] / n), scorejson.Float(s[3] / n)}
 		}
 	}
 	return mean
@@ -265,7 +267,7 @@ func (t *Table) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-func full(f Float) string {
+func full(f scorejson.Float) string {
 	v := float64(f)
 	if math.IsInf(v, 1) {
 		return "inf"

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tdsc/internal/quality/scorejson"
 )
 
 // putResult writes a result as Runner does for the cell (scene, σ, seed,
@@ -24,7 +26,7 @@ func putResult(t *testing.T, root, scene string, sigma float64, seed uint64, lab
 		t.Fatal(err)
 	}
 	r := &Result{Format: ResultFormat, Cell: c.ID(), Scene: scene, Sigma: sigma, Seed: seed, Label: label, Method: "a", MethodIndex: index,
-		PSNR: Float(psnr), SSIM: Float(ssim), SAM: 2, ERGAS: 7, WallSeconds: 1.5, PeakRSSBytes: 1 << 20, Fingerprint: c.Fingerprint()}
+		PSNR: scorejson.Float(psnr), SSIM: scorejson.Float(ssim), SAM: 2, ERGAS: 7, WallSeconds: 1.5, PeakRSSBytes: 1 << 20, Fingerprint: c.Fingerprint()}
 	if err := writeResult(path, r); err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"strconv"
 
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/quality/scorejson"
 )
 
 // ResultFormat is the value of Result.Format in the files this package
@@ -36,10 +35,10 @@ type Result struct {
 	// The scores of the denoised cube against the clean one (package
 	// metrics; SAM in degrees). A PSNR of an exact cube is +Inf, null in
 	// the file.
-	PSNR  Float `json:"psnr"`
-	SSIM  Float `json:"ssim"`
-	SAM   Float `json:"sam"`
-	ERGAS Float `json:"ergas"`
+	PSNR  scorejson.Float `json:"psnr"`
+	SSIM  scorejson.Float `json:"ssim"`
+	SAM   scorejson.Float `json:"sam"`
+	ERGAS scorejson.Float `json:"ergas"`
 	// WallSeconds is the denoising run's wall time (scoring excluded).
 	WallSeconds float64 `json:"wall_seconds"`
 	// PeakRSSBytes is the denoising process's peak resident memory, 0 when
@@ -59,33 +58,6 @@ type Result struct {
 	Finished string `json:"finished"`
 	// Fingerprint is the cell's Fingerprint when it ran.
 	Fingerprint string `json:"fingerprint"`
-}
-
-// Float is a float64 that stores the values JSON cannot hold (the +Inf
-// PSNR of an exact result) as null, and reads null back as +Inf.
-type Float float64
-
-// MarshalJSON writes f, null when it is not finite.
-func (f Float) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON reads a number, or null as +Inf.
-func (f *Float) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*f = Float(math.Inf(1))
-		return nil
-	}
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("not a number: %s", b)
-	}
-	*f = Float(v)
-	return nil
 }
 
 // ReadResult reads the result file at path. A file that is not a result of

@@ -16,6 +16,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/quality/metrics"
+	"tdsc/internal/quality/scorejson"
 	"tdsc/internal/report"
 )
 
@@ -223,7 +224,7 @@ func (r *Runner) runCell(ctx context.Context, c Cell, clean *msi.Cube) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	rep, err := metrics.Evaluate(clean, x)
+	rep, err := metrics.Evaluate(ctx, clean, x)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func (r *Runner) runCell(ctx context.Context, c Cell, clean *msi.Cube) (*Result,
 		Format: ResultFormat, Cell: c.ID(),
 		Scene: c.Scene.Name, ScenePath: c.Scene.Path, Sigma: c.Sigma, Seed: c.Seed,
 		Label: c.Method.Label, Method: c.Method.Name, Flags: c.Method.Flags, MethodIndex: c.Method.Index,
-		PSNR: Float(rep.PSNR), SSIM: Float(rep.SSIM), SAM: Float(rep.SAM), ERGAS: Float(rep.ERGAS),
+		PSNR: scorejson.Float(rep.PSNR), SSIM: scorejson.Float(rep.SSIM), SAM: scorejson.Float(rep.SAM), ERGAS: scorejson.Float(rep.ERGAS),
 		WallSeconds:  wall.Seconds(),
 		PeakRSSBytes: maxRSS(child.ProcessState),
 		Threads:      r.Threads,

@@ -65,7 +65,7 @@ type AtomsResult struct {
 }
 
 // Atoms draws o.Samples patches from the PNG files (Sample), learns a
-// dictionary from them (tsc.LearnContext) and returns it with its atoms as
+// dictionary from them (tsc.Learn) and returns it with its atoms as
 // pictures. It stops with ctx.Err() when ctx is cancelled. createdBy names
 // the program in the dictionary file.
 func Atoms(ctx context.Context, files []string, o AtomsOptions, createdBy string) (*AtomsResult, error) {
@@ -81,7 +81,7 @@ func Atoms(ctx context.Context, files []string, o AtomsOptions, createdBy string
 		return nil, err
 	}
 	t1 := time.Now()
-	res, err := tsc.LearnContext(ctx, x, o.Learn)
+	res, err := tsc.Learn(ctx, x, o.Learn)
 	if err != nil {
 		return nil, err
 	}

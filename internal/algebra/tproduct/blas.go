@@ -8,7 +8,8 @@ package tproduct
 // (blas_openblas.go). At the sizes of this package (30×30 to 128×128 times
 // a batch) gonum's native Dgemm is no faster than that kernel and starts
 // goroutines of its own above 64×256, which would both allocate and compete
-// with the batch-level parallelism of EncodeAll.
+// with the batch-level parallelism of the callers (the coding of many
+// batches of patches in package tsc).
 
 // GemmNT sets c[i*ldc+j] = Σ_p a[i*lda+p]·b[j*ldb+p] for i < n, j < wo,
 // p < wi: c (n×wo) = a (n×wi) · bᵀ (b is wo×wi). c must not overlap a or b.

@@ -46,40 +46,6 @@ func (f *FTensor) Slice(l int) []complex128 {
 	return f.Data[l*n : (l+1)*n : (l+1)*n]
 }
 
-// FNorm2 returns the squared Frobenius norm of the real tensor whose
-// half-spectrum is f, by Parseval: ‖X‖_F² = (1/K) Σ_ℓ w_ℓ ‖X̂^(ℓ)‖_F², with
-// the slice weights w_ℓ of Weight. The imaginary parts of the real slices
-// (ℓ = 0, and ℓ = K/2 for even K) are ignored, as the inverse DFT ignores them.
-func FNorm2(f *FTensor) float64 {
-	return FInner(f, f)
-}
-
-// FInner returns the Frobenius inner product ⟨X, Y⟩ of the real tensors
-// whose half-spectra are a and b: (1/K) Σ_ℓ w_ℓ Re⟨X̂^(ℓ), Ŷ^(ℓ)⟩ (Parseval,
-// slice weights of Weight). The imaginary parts of the real slices are
-// ignored. It panics if the sizes differ.
-func FInner(a, b *FTensor) float64 {
-	if a.M != b.M || a.N != b.N || a.K != b.K {
-		panic(fmt.Sprintf("tsc: FInner of %d×%d×%d and %d×%d×%d", a.M, a.N, a.K, b.M, b.N, b.K))
-	}
-	var s float64
-	for l := range Stored(a.K) {
-		x, y := a.Slice(l), b.Slice(l)
-		var sl float64
-		if Weight(l, a.K) == 1 {
-			for i, z := range x {
-				sl += real(z) * real(y[i])
-			}
-		} else {
-			for i, z := range x {
-				sl += 2 * (real(z)*real(y[i]) + imag(z)*imag(y[i]))
-			}
-		}
-		s += sl
-	}
-	return s / float64(a.K)
-}
-
 // Real DFT constants for the hand-written short transforms.
 var (
 	cos2pi5 = math.Cos(2 * math.Pi / 5)
@@ -94,8 +60,8 @@ var (
 // for concurrent use.
 //
 // Convention: the forward transform is unnormalised,
-// X̂_ℓ = Σ_t x_t e^{−2πiℓt/k}, and the inverse is scaled by 1/k, so
-// Inverse(Forward(x)) = x. Only ℓ = 0..⌊k/2⌋ are computed.
+// X̂_ℓ = Σ_t x_t e^{−2πiℓt/k}, and the inverse is scaled by 1/k, so that
+// it undoes the forward transform. Only ℓ = 0..⌊k/2⌋ are computed.
 //
 // Internally the plan also works on the split ("half-complex") form of a
 // spectrum: k reals ordered Re X̂_0, Re X̂_1, Im X̂_1, Re X̂_2, Im X̂_2, …,
@@ -168,44 +134,9 @@ func SplitOffset(l, k, rows int) (off, width int) {
 	return (2*l - 1) * rows, 2 * rows
 }
 
-// maxStackTube is the longest tube that Tube and InverseTube transform
+// maxStackTube is the longest tube that InverseTube and Forward transform
 // through a stack buffer; longer tubes use the DFT matrices directly.
 const maxStackTube = 64
-
-// Tube transforms one real tube x (len k) into dst (len ⌊k/2⌋+1).
-// It panics if the lengths do not match.
-func (p *DFT) Tube(dst []complex128, x []float64) {
-	k := p.k
-	if len(x) != k || len(dst) != Stored(k) {
-		panic("tsc: DFT tube length mismatch")
-	}
-	if k > maxStackTube {
-		for l := range dst {
-			switch {
-			case l == 0:
-				dst[0] = complex(dotRow(p.fwd, k, 0, x), 0)
-			case 2*l == k:
-				dst[l] = complex(dotRow(p.fwd, k, k-1, x), 0)
-			default:
-				dst[l] = complex(dotRow(p.fwd, k, 2*l-1, x), dotRow(p.fwd, k, 2*l, x))
-			}
-		}
-		return
-	}
-	var s [maxStackTube]float64
-	p.ForwardRows(s[:k], 1, x, 1, 1)
-	splitToComplex(dst, s[:k])
-}
-
-// dotRow returns Σ_t m[c*k+t]·x[t].
-func dotRow(m []float64, k, c int, x []float64) float64 {
-	row := m[c*k : (c+1)*k]
-	var s float64
-	for t, v := range x {
-		s += row[t] * v
-	}
-	return s
-}
 
 // splitToComplex converts a split spectrum of one tube into complex values.
 func splitToComplex(dst []complex128, s []float64) {
@@ -314,46 +245,6 @@ func (p *DFT) forwardDirect(dst *FTensor, src *Tensor) {
 				}
 				dst.Data[(l*m+i)*n+j] = z
 			}
-		}
-	}
-}
-
-// Inverse sets dst to the inverse DFT along mode 3 of src (scaled by 1/k).
-// The imaginary parts of the real slices are ignored. It panics if the sizes
-// differ or the plan's length is not src.K.
-func (p *DFT) Inverse(dst *Tensor, src *FTensor) {
-	if dst.M != src.M || dst.N != src.N || dst.K != src.K || src.K != p.k {
-		panic("tsc: DFT size mismatch")
-	}
-	m, n, k := src.M, src.N, src.K
-	var s [maxStackTube]float64
-	var c [maxStackTube/2 + 1]complex128
-	big := k > maxStackTube
-	for j := range n {
-		col := dst.Lateral(j)
-		for i := range m {
-			if big {
-				for t := range k {
-					row := p.inv[t*k : (t+1)*k]
-					v := row[0] * real(src.Data[i*n+j])
-					for l := 1; l < Stored(k); l++ {
-						z := src.Data[(l*m+i)*n+j]
-						if 2*l == k {
-							v += row[k-1] * real(z)
-						} else {
-							v += row[2*l-1]*real(z) + row[2*l]*imag(z)
-						}
-					}
-					col[t*m+i] = v
-				}
-				continue
-			}
-			spec := c[:Stored(k)]
-			for l := range spec {
-				spec[l] = src.Data[(l*m+i)*n+j]
-			}
-			complexToSplit(s[:k], spec)
-			p.InverseRows(col[i:], m, s[:k], 1, 1)
 		}
 	}
 }

@@ -10,8 +10,7 @@
 // Which type for what:
 //
 //   - Tensor: real M×N×K tensors in the time (band) domain: patches,
-//     atoms, codes. Product, Transpose, Inner and Norm2 work on them
-//     directly.
+//     atoms, codes. Product and Transpose work on them directly.
 //   - FTensor and DFT: the stored frequency slices of a tensor, for code
 //     that wants the slices as complex matrices (tests, the dictionary
 //     update).

@@ -168,26 +168,3 @@ func Transpose(dst, a *Tensor) {
 		}
 	}
 }
-
-// Inner returns the Frobenius inner product Σ a(i,j,t)·b(i,j,t). By
-// Parseval it equals FInner of the spectra; the time-domain sum is exact and
-// cheaper. It panics if the sizes differ.
-func Inner(a, b *Tensor) float64 {
-	if a.M != b.M || a.N != b.N || a.K != b.K {
-		panic(fmt.Sprintf("tsc: Inner of %d×%d×%d and %d×%d×%d", a.M, a.N, a.K, b.M, b.N, b.K))
-	}
-	y := b.Data[:len(a.Data)]
-	var s0, s1 float64
-	i := 0
-	for ; i+2 <= len(a.Data); i += 2 {
-		s0 += a.Data[i] * y[i]
-		s1 += a.Data[i+1] * y[i+1]
-	}
-	if i < len(a.Data) {
-		s0 += a.Data[i] * y[i]
-	}
-	return s0 + s1
-}
-
-// Norm2 returns the squared Frobenius norm Σ a(i,j,t)².
-func Norm2(a *Tensor) float64 { return Inner(a, a) }

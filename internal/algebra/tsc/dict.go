@@ -11,7 +11,7 @@ import (
 	"tdsc/internal/parallel"
 )
 
-// DictUpdater is a plan for the dictionary step of 2DSC (docs/model.md §4): with
+// dictUpdater is a plan for the dictionary step of 2DSC (docs/model.md §4): with
 // the coefficients B fixed it solves
 //
 //	min_D ½‖X − D*B‖_F²  s.t.  ‖D(:,j,:)‖_F² ≤ 1, j = 1..R,
@@ -34,12 +34,11 @@ import (
 // split into chunks fixed by the batch size alone and the partial sums are
 // added in chunk order, so the result does not depend on the thread count.
 //
-// A DictUpdater holds workspace and is not safe for concurrent use.
-type DictUpdater struct {
+// A dictUpdater holds workspace and is not safe for concurrent use.
+type dictUpdater struct {
 	m, r, k, s int
 	threads    int
 	dft        *tproduct.DFT
-	stats      dictStats
 	work       []chunkWork // per-goroutine scratch of the passes
 	dual       dualSolver
 	dh         *tproduct.FTensor // D̂ of the candidate dictionary
@@ -49,8 +48,8 @@ type DictUpdater struct {
 	pnorm      []float64
 }
 
-// UpdateInfo reports on one dictionary update.
-type UpdateInfo struct {
+// updateInfo reports on one dictionary update.
+type updateInfo struct {
 	// Objective is ½‖X − D*B‖_F² with the updated dictionary (the data term
 	// of the 2DSC objective; add β‖B‖₁ for the whole objective).
 	Objective float64
@@ -94,23 +93,22 @@ const (
 // AtomNormSlack, and an input dictionary within it counts as feasible.
 const AtomNormSlack = 1e-9
 
-// NewDictUpdater returns a plan for dictionaries of r atoms of size m×1×k.
+// newDictUpdater returns a plan for dictionaries of r atoms of size m×1×k.
 // threads ≤ 0 means runtime.GOMAXPROCS(0); the results do not depend on it.
 // It panics if a size is not positive.
-func NewDictUpdater(m, r, k, threads int) *DictUpdater {
+func newDictUpdater(m, r, k, threads int) *dictUpdater {
 	if m <= 0 || r <= 0 || k <= 0 {
 		panic(fmt.Sprintf("tsc: bad dictionary size %d×%d×%d", m, r, k))
 	}
 	threads = parallel.Workers(threads)
 	s := tproduct.Stored(k)
-	u := &DictUpdater{
+	u := &dictUpdater{
 		m: m, r: r, k: k, s: s,
 		threads: threads,
 		dft:     tproduct.NewDFT(k),
 		dh:      tproduct.NewFTensor(m, r, k),
 		dnew:    tproduct.NewTensor(m, r, k),
 	}
-	u.stats.init(m, r, k)
 	tw := newTwiddles(k)
 	u.work = make([]chunkWork, threads)
 	for i := range u.work {
@@ -120,29 +118,7 @@ func NewDictUpdater(m, r, k, threads int) *DictUpdater {
 	return u
 }
 
-// Update replaces d (M×R×K) by the solution of the dictionary problem for
-// the patches x (M×N×K) and their coefficients b (R×N×K).
-//
-// Atoms whose coefficient row is zero for every patch ("dead") are left out
-// of the dual and re-seeded with the normalised patches of largest residual
-// ‖X_j − (D*B)_j‖ under the updated dictionary, a distinct patch for each
-// (zero patches are never used; if there are too few usable patches, the
-// remaining dead atoms keep their previous value, scaled into the unit
-// ball). When the dual is solved only approximately, atoms whose squared
-// norm exceeds 1 are scaled to norm 1, so that afterwards every atom has
-// ‖D(:,j,:)‖_F² ≤ 1 + 1e−9. If the input d is feasible and the solution
-// would not lower ½‖X − D*B‖², d is kept (apart from re-seeded atoms): the
-// update never increases the objective.
-//
-// Update returns an error if x or b holds a NaN or an infinity, leaving d
-// unchanged. It panics if the sizes do not match the plan.
-func (u *DictUpdater) Update(d, x, b *tproduct.Tensor) (UpdateInfo, error) {
-	u.accumulate(&u.stats, x, b)
-	return u.solve(d, &u.stats, x, b)
-}
-
-// checkShapes panics unless d, x and b fit the plan and each other.
-func (u *DictUpdater) checkShapes(d, x, b *tproduct.Tensor) {
+func (u *dictUpdater) checkShapes(d, x, b *tproduct.Tensor) {
 	if d != nil && (d.M != u.m || d.N != u.r || d.K != u.k) {
 		panic(fmt.Sprintf("tsc: dictionary is %d×%d×%d, plan is for %d×%d×%d", d.M, d.N, d.K, u.m, u.r, u.k))
 	}
@@ -397,18 +373,20 @@ func chunkBounds(n int) (chunks, size int) {
 }
 
 // forChunks runs fn(worker, chunk, j0, j1) for every chunk of n patches on
-// up to u.threads goroutines; worker indexes u.work.
-func (u *DictUpdater) forChunks(n int, fn func(w *chunkWork, c, j0, j1 int)) {
+// up to u.threads goroutines; worker indexes u.work. Once ctx is done it
+// starts no further chunk and returns ctx.Err().
+func (u *dictUpdater) forChunks(ctx context.Context, n int, fn func(w *chunkWork, c, j0, j1 int)) error {
 	chunks, size := chunkBounds(n)
-	// fn returns no error and the context is never done: For cannot fail.
-	_ = parallel.For(context.Background(), chunks, u.threads, func(w, c int) error {
+	return parallel.For(ctx, chunks, u.threads, func(w, c int) error {
 		fn(&u.work[w], c, c*size, min((c+1)*size, n))
 		return nil
 	})
 }
 
 // accumulate fills st with the statistics of patches x and coefficients b.
-func (u *DictUpdater) accumulate(st *dictStats, x, b *tproduct.Tensor) {
+// If ctx is done before every chunk is summed, it returns ctx.Err() and st
+// is not usable.
+func (u *dictUpdater) accumulate(ctx context.Context, st *dictStats, x, b *tproduct.Tensor) error {
 	u.checkShapes(nil, x, b)
 	m, r, k := u.m, u.r, u.k
 	chunks, _ := chunkBounds(x.N)
@@ -416,10 +394,13 @@ func (u *DictUpdater) accumulate(st *dictStats, x, b *tproduct.Tensor) {
 		u.parts = append(u.parts, newPartialStats(m, r, k))
 	}
 	parts := u.parts[:chunks]
-	u.forChunks(x.N, func(w *chunkWork, c, j0, j1 int) {
+	err := u.forChunks(ctx, x.N, func(w *chunkWork, c, j0, j1 int) {
 		parts[c].reset()
 		u.accumulateChunk(parts[c], w, x, b, j0, j1)
 	})
+	if err != nil {
+		return err
+	}
 	for l := range u.s {
 		clear(st.xbh[l])
 		clear(st.bbh[l])
@@ -463,10 +444,11 @@ func (u *DictUpdater) accumulate(st *dictStats, x, b *tproduct.Tensor) {
 	}
 	st.finite = st.finite && !math.IsNaN(st.xx) && !math.IsInf(st.xx, 0) &&
 		!math.IsNaN(st.l1) && !math.IsInf(st.l1, 0)
+	return nil
 }
 
 // accumulateChunk sums the statistics of patches j0..j1-1 into p.
-func (u *DictUpdater) accumulateChunk(p *partialStats, w *chunkWork, x, b *tproduct.Tensor, j0, j1 int) {
+func (u *dictUpdater) accumulateChunk(p *partialStats, w *chunkWork, x, b *tproduct.Tensor, j0, j1 int) {
 	m, r, k := u.m, u.r, u.k
 	p.finite = true
 	for j := j0; j < j1; j++ {
@@ -528,11 +510,27 @@ func (u *DictUpdater) accumulateChunk(p *partialStats, w *chunkWork, x, b *tprod
 // an infinity.
 var errNotFinite = errors.New("tsc: dictionary update: patches or coefficients hold NaN or Inf")
 
-// solve runs the dictionary update of Update for statistics st already
-// computed from x and b.
-func (u *DictUpdater) solve(d *tproduct.Tensor, st *dictStats, x, b *tproduct.Tensor) (UpdateInfo, error) {
+// solve replaces d (M×R×K) by the solution of the dictionary problem for
+// the patches x (M×N×K) and their coefficients b (R×N×K), whose statistics
+// st accumulate has gathered.
+//
+// Atoms whose coefficient row is zero for every patch ("dead") are left out
+// of the dual and re-seeded with the normalised patches of largest residual
+// ‖X_j − (D*B)_j‖ under the updated dictionary, a distinct patch for each
+// (zero patches are never used; if there are too few usable patches, the
+// remaining dead atoms keep their previous value, scaled into the unit
+// ball). When the dual is solved only approximately, atoms whose squared
+// norm exceeds 1 are scaled to norm 1, so that afterwards every atom has
+// ‖D(:,j,:)‖_F² ≤ 1 + 1e−9. If the input d is feasible and the solution
+// would not lower ½‖X − D*B‖², d is kept (apart from re-seeded atoms): the
+// update never increases the objective.
+//
+// solve returns an error if x or b holds a NaN or an infinity, and
+// ctx.Err() if ctx is done before the re-seeding ends; d is then unchanged.
+// It panics if the sizes do not match the plan.
+func (u *dictUpdater) solve(ctx context.Context, d *tproduct.Tensor, st *dictStats, x, b *tproduct.Tensor) (updateInfo, error) {
 	u.checkShapes(d, x, b)
-	var info UpdateInfo
+	var info updateInfo
 	if !st.finite {
 		return info, errNotFinite
 	}
@@ -589,7 +587,9 @@ func (u *DictUpdater) solve(d *tproduct.Tensor, st *dictStats, x, b *tproduct.Te
 		info.KeptInput = true
 	}
 	if len(dead) > 0 {
-		u.reseed(u.dnew, dead, x, b)
+		if err := u.reseed(ctx, u.dnew, dead, x, b); err != nil {
+			return updateInfo{}, err
+		}
 	}
 	copy(d.Data, u.dnew.Data)
 	return info, nil
@@ -617,8 +617,9 @@ func sumSquares(v []float64) float64 {
 // largest residual ‖X_j − (D*B)_j‖ under d (whose dead atoms have no
 // coefficients, so their values do not matter), a distinct patch for each.
 // Ties go to the lower patch index. Atoms left without a usable patch keep
-// their value.
-func (u *DictUpdater) reseed(d *tproduct.Tensor, dead []int, x, b *tproduct.Tensor) {
+// their value. If ctx is done before every residual is known, it returns
+// ctx.Err() and leaves d as it was.
+func (u *dictUpdater) reseed(ctx context.Context, d *tproduct.Tensor, dead []int, x, b *tproduct.Tensor) error {
 	m, r, k, n := u.m, u.r, u.k, x.N
 	u.dft.Forward(u.dh, d)
 	if cap(u.res) < n {
@@ -626,7 +627,7 @@ func (u *DictUpdater) reseed(d *tproduct.Tensor, dead []int, x, b *tproduct.Tens
 		u.pnorm = make([]float64, n)
 	}
 	res, pnorm := u.res[:n], u.pnorm[:n]
-	u.forChunks(n, func(w *chunkWork, _, j0, j1 int) {
+	err := u.forChunks(ctx, n, func(w *chunkWork, _, j0, j1 int) {
 		for j := j0; j < j1; j++ {
 			pnorm[j] = sumSquares(x.Lateral(j))
 			if !w.patchSpectra(x, b, j) {
@@ -651,6 +652,9 @@ func (u *DictUpdater) reseed(d *tproduct.Tensor, dead []int, x, b *tproduct.Tens
 			res[j] = e / float64(k)
 		}
 	})
+	if err != nil {
+		return err
+	}
 	for _, q := range dead {
 		best := -1
 		for j, e := range res {
@@ -659,7 +663,7 @@ func (u *DictUpdater) reseed(d *tproduct.Tensor, dead []int, x, b *tproduct.Tens
 			}
 		}
 		if best < 0 {
-			return
+			return nil
 		}
 		res[best] = -1 // used
 		src, dst := x.Lateral(best), d.Lateral(q)
@@ -675,4 +679,5 @@ func (u *DictUpdater) reseed(d *tproduct.Tensor, dead []int, x, b *tproduct.Tens
 			}
 		}
 	}
+	return nil
 }

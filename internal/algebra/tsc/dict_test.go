@@ -1,6 +1,8 @@
 package tsc
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -173,6 +175,23 @@ func dictProblem(rng *rand.Rand, m, r, k, n int, pZero float64) (x, b *tproduct.
 	return x, b
 }
 
+// statsOf returns the statistics of the patches x and their codes b, as
+// accumulate gathers them for the dictionary step.
+func (u *dictUpdater) statsOf(x, b *tproduct.Tensor) *dictStats {
+	st := new(dictStats)
+	st.init(u.m, u.r, u.k)
+	if err := u.accumulate(context.Background(), st, x, b); err != nil {
+		panic(err) // the context is never done
+	}
+	return st
+}
+
+// update runs one dictionary step on d for the patches x and their codes
+// b, as learn does after a coding step: the statistics, then the solve.
+func (u *dictUpdater) update(d, x, b *tproduct.Tensor) (updateInfo, error) {
+	return u.solve(context.Background(), d, u.statsOf(x, b), x, b)
+}
+
 func TestDictUpdateMatchesProjectedGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, k := range []int{1, 2, 4, 5, 6} {
@@ -182,8 +201,8 @@ func TestDictUpdateMatchesProjectedGradient(t *testing.T) {
 			n := 3*r + rng.IntN(20)
 			x, b := dictProblem(rng, m, r, k, n, 0.3)
 			d := tproducttest.UnitAtoms(rng, m, r, k)
-			u := NewDictUpdater(m, r, k, 1)
-			info, err := u.Update(d, x, b)
+			u := newDictUpdater(m, r, k, 1)
+			info, err := u.update(d, x, b)
 			if err != nil {
 				t.Fatalf("k=%d trial %d: %v", k, trial, err)
 			}
@@ -210,15 +229,15 @@ func TestDictUpdateMatchesProjectedGradient(t *testing.T) {
 
 // dictLoadedDual returns a dual solver loaded with random statistics of all
 // r atoms.
-func dictLoadedDual(rng *rand.Rand, m, r, k, n int) *DictUpdater {
+func dictLoadedDual(rng *rand.Rand, m, r, k, n int) *dictUpdater {
 	x, b := dictProblem(rng, m, r, k, n, 0.2)
-	u := NewDictUpdater(m, r, k, 1)
-	u.accumulate(&u.stats, x, b)
+	u := newDictUpdater(m, r, k, 1)
+	st := u.statsOf(x, b)
 	live := make([]int, r)
 	for q := range live {
 		live[q] = q
 	}
-	u.dual.load(&u.stats, live)
+	u.dual.load(st, live)
 	return u
 }
 
@@ -319,9 +338,8 @@ func TestDualStrongDuality(t *testing.T) {
 	for _, k := range []int{1, 3, 5} {
 		m, r, n := 4, 4, 40
 		x, b := dictProblem(rng, m, r, k, n, 0.2)
-		u := NewDictUpdater(m, r, k, 1)
-		u.accumulate(&u.stats, x, b)
-		u.dual.load(&u.stats, []int{0, 1, 2, 3})
+		u := newDictUpdater(m, r, k, 1)
+		u.dual.load(u.statsOf(x, b), []int{0, 1, 2, 3})
 		_, converged, ok := u.dual.maximise()
 		if !ok || !converged {
 			t.Fatalf("k=%d: dual not solved (ok=%v converged=%v)", k, ok, converged)
@@ -356,8 +374,8 @@ func TestDictUpdateDeadAtoms(t *testing.T) {
 			}
 		}
 		d := tproducttest.UnitAtoms(rng, m, r, k)
-		u := NewDictUpdater(m, r, k, 2)
-		info, err := u.Update(d, x, b)
+		u := newDictUpdater(m, r, k, 2)
+		info, err := u.update(d, x, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,8 +432,8 @@ func TestDictUpdateAllCoefficientsZero(t *testing.T) {
 	x := tproducttest.Rand(rng, m, n, k)
 	b := tproduct.NewTensor(r, n, k)
 	d := tproducttest.UnitAtoms(rng, m, r, k)
-	u := NewDictUpdater(m, r, k, 1)
-	info, err := u.Update(d, x, b)
+	u := newDictUpdater(m, r, k, 1)
+	info, err := u.update(d, x, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,8 +481,8 @@ func TestDictUpdateNeverIncreasesObjective(t *testing.T) {
 		b := dictSparseCoefficients(rng, r, n, k, 0.6)
 		d := tproducttest.UnitAtoms(rng, m, r, k)
 		before := dictNaiveData(d, b, x)
-		u := NewDictUpdater(m, r, k, 1)
-		info, err := u.Update(d, x, b)
+		u := newDictUpdater(m, r, k, 1)
+		info, err := u.update(d, x, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,7 +510,7 @@ func TestDictUpdateThreadCountInvariant(t *testing.T) {
 	var first []float64
 	for _, threads := range []int{1, 2, 3} {
 		d := &tproduct.Tensor{M: m, N: r, K: k, Data: slices.Clone(d0.Data)}
-		if _, err := NewDictUpdater(m, r, k, threads).Update(d, x, b); err != nil {
+		if _, err := newDictUpdater(m, r, k, threads).update(d, x, b); err != nil {
 			t.Fatal(err)
 		}
 		if first == nil {
@@ -516,13 +534,42 @@ func TestDictUpdateRejectsNonFinite(t *testing.T) {
 			}
 			d := tproducttest.UnitAtoms(rng, m, r, k)
 			d0 := slices.Clone(d.Data)
-			if _, err := NewDictUpdater(m, r, k, 1).Update(d, x, b); err == nil {
+			if _, err := newDictUpdater(m, r, k, 1).update(d, x, b); err == nil {
 				t.Errorf("%g in %s accepted", bad, where)
 			}
 			if !slices.Equal(d0, d.Data) {
 				t.Errorf("%g in %s: dictionary changed", bad, where)
 			}
 		}
+	}
+}
+
+func TestDictStepStopsWhenCancelled(t *testing.T) {
+	// Several chunks, and atom 0 dead so that solve re-seeds it.
+	rng := rand.New(rand.NewPCG(21, 22))
+	m, r, k, n := 4, 3, 5, 3000
+	x, b := dictProblem(rng, m, r, k, n, 0.3)
+	for j := range n {
+		for tt := range k {
+			b.Set(0, j, tt, 0)
+		}
+	}
+	u := newDictUpdater(m, r, k, 2)
+	st := u.statsOf(x, b)
+	d := tproducttest.UnitAtoms(rng, m, r, k)
+	d0 := slices.Clone(d.Data)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var again dictStats
+	again.init(m, r, k)
+	if err := u.accumulate(ctx, &again, x, b); !errors.Is(err, context.Canceled) {
+		t.Errorf("accumulate with a cancelled context: %v, want context.Canceled", err)
+	}
+	if _, err := u.solve(ctx, d, st, x, b); !errors.Is(err, context.Canceled) {
+		t.Errorf("solve with a cancelled context: %v, want context.Canceled", err)
+	}
+	if !slices.Equal(d0, d.Data) {
+		t.Error("a cancelled solve changed the dictionary")
 	}
 }
 
@@ -534,14 +581,14 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 		m, r, n := 7, 5, 2500
 		x := tproducttest.Rand(rng, m, n, k)
 		b := dictSparseCoefficients(rng, r, n, k, 0.8)
-		u := NewDictUpdater(m, r, k, 2)
-		u.accumulate(&u.stats, x, b)
+		u := newDictUpdater(m, r, k, 2)
+		st := u.statsOf(x, b)
 		p := tproduct.NewDFT(k)
 		xh, bh := tproduct.NewFTensor(m, n, k), tproduct.NewFTensor(r, n, k)
 		p.Forward(xh, x)
 		p.Forward(bh, b)
 		var scale float64
-		for _, v := range u.stats.bbh[0] {
+		for _, v := range st.bbh[0] {
 			scale = max(scale, cmplx.Abs(v))
 		}
 		for l := range tproduct.Stored(k) {
@@ -552,8 +599,8 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 					for j := range n {
 						z += xs[i*n+j] * cmplx.Conj(bs[q*n+j])
 					}
-					if cmplx.Abs(z-u.stats.xbh[l][q*m+i]) > 1e-12*scale {
-						t.Fatalf("k=%d ℓ=%d: (X̂B̂ᴴ)(%d,%d) = %v, want %v", k, l, i, q, u.stats.xbh[l][q*m+i], z)
+					if cmplx.Abs(z-st.xbh[l][q*m+i]) > 1e-12*scale {
+						t.Fatalf("k=%d ℓ=%d: (X̂B̂ᴴ)(%d,%d) = %v, want %v", k, l, i, q, st.xbh[l][q*m+i], z)
 					}
 				}
 				for q2 := range r {
@@ -561,8 +608,8 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 					for j := range n {
 						z += bs[q*n+j] * cmplx.Conj(bs[q2*n+j])
 					}
-					if cmplx.Abs(z-u.stats.bbh[l][q*r+q2]) > 1e-12*scale {
-						t.Fatalf("k=%d ℓ=%d: (B̂B̂ᴴ)(%d,%d) = %v, want %v", k, l, q, q2, u.stats.bbh[l][q*r+q2], z)
+					if cmplx.Abs(z-st.bbh[l][q*r+q2]) > 1e-12*scale {
+						t.Fatalf("k=%d ℓ=%d: (B̂B̂ᴴ)(%d,%d) = %v, want %v", k, l, q, q2, st.bbh[l][q*r+q2], z)
 					}
 				}
 			}
@@ -571,8 +618,8 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 		for _, v := range b.Data {
 			l1 += math.Abs(v)
 		}
-		if xx := tproduct.Norm2(x); math.Abs(u.stats.xx-xx) > 1e-12*xx || math.Abs(u.stats.l1-l1) > 1e-12*l1 {
-			t.Errorf("k=%d: ‖X‖² %g (want %g), ‖B‖₁ %g (want %g)", k, u.stats.xx, xx, u.stats.l1, l1)
+		if xx := sumSquares(x.Data); math.Abs(st.xx-xx) > 1e-12*xx || math.Abs(st.l1-l1) > 1e-12*l1 {
+			t.Errorf("k=%d: ‖X‖² %g (want %g), ‖B‖₁ %g (want %g)", k, st.xx, xx, st.l1, l1)
 		}
 		for q := range r {
 			var e float64
@@ -581,8 +628,8 @@ func TestDictStatisticsMatchDirectProducts(t *testing.T) {
 					e += b.At(q, j, tt) * b.At(q, j, tt)
 				}
 			}
-			if math.Abs(u.stats.rowEnergy[q]-e) > 1e-12*e {
-				t.Errorf("k=%d: row energy of atom %d is %g, want %g", k, q, u.stats.rowEnergy[q], e)
+			if math.Abs(st.rowEnergy[q]-e) > 1e-12*e {
+				t.Errorf("k=%d: row energy of atom %d is %g, want %g", k, q, st.rowEnergy[q], e)
 			}
 		}
 	}

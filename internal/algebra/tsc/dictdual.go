@@ -10,7 +10,7 @@ import (
 )
 
 // dualSolver maximises the Lagrange dual of the dictionary step over the
-// multipliers of the live atoms (see DictUpdater). Sizes: M pixels, K bands,
+// multipliers of the live atoms (see dictUpdater). Sizes: M pixels, K bands,
 // n live atoms (n ≤ R); every matrix is row-major.
 type dualSolver struct {
 	m, k, s int

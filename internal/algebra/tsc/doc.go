@@ -7,12 +7,12 @@
 //
 //   - Encoder: the codes of patches for a fixed dictionary (FISTA with the
 //     exact Lipschitz constant, §3). Build it once per dictionary; Encode
-//     codes one batch with a Workspace, EncodeAll many batches on several
-//     goroutines, bit-identically for any number of them.
-//   - DictUpdater: the dictionary for fixed codes (the Lagrange dual in the
-//     Fourier domain, §4).
-//   - Learn and LearnContext: the two alternated from seeded initial atoms
-//     (§5), with LearnOptions.
+//     codes one batch with a Workspace, and batches may be coded on several
+//     goroutines, each with its own Workspace.
+//   - Learn: the dictionary from training patches (§5), with LearnOptions:
+//     it alternates coding all patches on several goroutines,
+//     bit-identically for any number of them, with the dictionary step for
+//     fixed codes (the Lagrange dual in the Fourier domain, §4).
 //
 // A learned dictionary is stored with what is needed to reproduce it by
 // package dictfile.

@@ -206,10 +206,6 @@ func (e *Encoder) setLipschitz(lip float64) {
 	e.a2, e.aoff = doubledColumns(a, e.r, e.r, e.k)
 }
 
-// Lipschitz returns the Lipschitz constant L = max_ℓ λ_max(Ĝ^(ℓ)) of the
-// gradient of ½‖X − D*B‖², the largest eigenvalue of circ(D)ᵀcirc(D).
-func (e *Encoder) Lipschitz() float64 { return e.lip }
-
 // Workspace is the scratch space of Encode and Reconstruct for batches of up
 // to a fixed number of patches. A workspace must not be used by two
 // goroutines at once.
@@ -255,9 +251,6 @@ func (e *Encoder) NewWorkspace(n int) *Workspace {
 	}
 }
 
-// Cap returns the largest batch the workspace takes.
-func (ws *Workspace) Cap() int { return ws.n }
-
 // checkBatch panics unless ws, the codes b (R×n×K) and the patches x
 // (M×n×K, x may be nil) fit the encoder.
 func (e *Encoder) checkBatch(op string, ws *Workspace, b, x *tproduct.Tensor) {
@@ -275,7 +268,8 @@ func (e *Encoder) checkBatch(op string, ws *Workspace, b, x *tproduct.Tensor) {
 	}
 }
 
-// Encode codes the patches x (M×n×K) into b (R×n×K), n ≤ ws.Cap(). With
+// Encode codes the patches x (M×n×K) into b (R×n×K), n no more than the
+// workspace was made for. With
 // warm, b holds the starting point B_0 (warm start); otherwise B_0 = 0. Each
 // patch runs until MaxIter iterations or its Tol criterion; Encode returns
 // the largest number of iterations done by a patch. It allocates nothing and
@@ -572,8 +566,8 @@ func softThreshold(v, tau float64) float64 {
 	return 0
 }
 
-// Reconstruct sets dst (M×n×K) = D * b for the codes b (R×n×K),
-// n ≤ ws.Cap(): time-domain accumulation over the non-zeros of b when they
+// Reconstruct sets dst (M×n×K) = D * b for the codes b (R×n×K), n no more
+// than the workspace was made for: time-domain accumulation over the non-zeros of b when they
 // are few, one Fourier product per frequency slice otherwise. It allocates
 // nothing and panics if the sizes do not fit.
 func (e *Encoder) Reconstruct(ws *Workspace, dst, b *tproduct.Tensor) {
@@ -612,25 +606,4 @@ func (e *Encoder) Reconstruct(ws *Workspace, dst, b *tproduct.Tensor) {
 		clear(dj)
 		accumulate(dj, dj, e.d2, e.doff, idx[:cnt], val[:cnt], 0, nil)
 	}
-}
-
-// Objective returns ½‖X − D*B‖_F² + β‖B‖₁ for the dictionary d (M×R×K),
-// codes b (R×N×K) and patches x (M×N×K). It allocates D*B and panics if the
-// sizes do not match.
-func Objective(d, b, x *tproduct.Tensor, beta float64) float64 {
-	if x.M != d.M || x.N != b.N || x.K != d.K {
-		panic(fmt.Sprintf("tsc: Objective of patches %d×%d×%d for a product %d×%d×%d",
-			x.M, x.N, x.K, d.M, b.N, d.K))
-	}
-	rec := tproduct.NewTensor(d.M, b.N, d.K)
-	tproduct.Product(rec, d, b)
-	var fit, l1 float64
-	for i, v := range x.Data {
-		r := v - rec.Data[i]
-		fit += r * r
-	}
-	for _, v := range b.Data {
-		l1 += math.Abs(v)
-	}
-	return 0.5*fit + beta*l1
 }

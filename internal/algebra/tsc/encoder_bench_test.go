@@ -120,7 +120,7 @@ func BenchmarkEncodePaper(b *testing.B) {
 					e := encMustEncoder(b, d, EncodeOptions{Beta: beta, MaxIter: iters}, p.path)
 					codes := tproduct.NewTensor(30, x.N, 5)
 					for b.Loop() {
-						e.EncodeAll(codes, x, false, threads)
+						e.encodeAll(b.Context(), codes, x, false, threads)
 					}
 					var nnz int
 					for _, v := range codes.Data {
@@ -152,7 +152,7 @@ func BenchmarkEncodeNatural(b *testing.B) {
 				e := encMustEncoder(b, d, EncodeOptions{Beta: beta, MaxIter: iters}, p.path)
 				codes := tproduct.NewTensor(64, x.N, 16)
 				for b.Loop() {
-					e.EncodeAll(codes, x, false, 2)
+					e.encodeAll(b.Context(), codes, x, false, 2)
 				}
 				var nnz int
 				for _, v := range codes.Data {

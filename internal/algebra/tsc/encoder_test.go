@@ -107,6 +107,28 @@ var encPaths = []struct {
 	path codePath
 }{{"auto", pathAuto}, {"dense", pathDense}, {"sparse", pathSparse}}
 
+// directObjective returns ½‖X − D*B‖_F² + β‖B‖₁ for the dictionary d
+// (M×R×K), codes b (R×N×K) and patches x (M×N×K), from the product D*B
+// itself: the check on the objectives that the package computes from
+// statistics. It panics if the sizes do not match.
+func directObjective(d, b, x *tproduct.Tensor, beta float64) float64 {
+	if x.M != d.M || x.N != b.N || x.K != d.K {
+		panic(fmt.Sprintf("directObjective of patches %d×%d×%d for a product %d×%d×%d",
+			x.M, x.N, x.K, d.M, b.N, d.K))
+	}
+	rec := tproduct.NewTensor(d.M, b.N, d.K)
+	tproduct.Product(rec, d, b)
+	var fit, l1 float64
+	for i, v := range x.Data {
+		r := v - rec.Data[i]
+		fit += r * r
+	}
+	for _, v := range b.Data {
+		l1 += math.Abs(v)
+	}
+	return 0.5*fit + beta*l1
+}
+
 // encGradFD returns the gradient of ½‖X − D*B‖² by central differences.
 func encGradFD(d, b, x *tproduct.Tensor) *tproduct.Tensor {
 	g := tproduct.NewTensor(b.M, b.N, b.K)
@@ -115,9 +137,9 @@ func encGradFD(d, b, x *tproduct.Tensor) *tproduct.Tensor {
 	const h = 1e-4
 	for i, v := range b.Data {
 		bb.Data[i] = v + h
-		fp := Objective(d, bb, x, 0)
+		fp := directObjective(d, bb, x, 0)
 		bb.Data[i] = v - h
-		fm := Objective(d, bb, x, 0)
+		fm := directObjective(d, bb, x, 0)
 		bb.Data[i] = v
 		g.Data[i] = (fp - fm) / (2 * h)
 	}
@@ -157,7 +179,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			copy(got.Data, b.Data)
 			encCode(e, x, got, true)
 			for i, v := range fd.Data {
-				want := b.Data[i] - v/e.Lipschitz()
+				want := b.Data[i] - v/e.lip
 				if math.Abs(got.Data[i]-want) > 1e-6*(1+math.Abs(want)) {
 					t.Fatalf("k=%d %s: gradient step element %d = %v, want %v", k, p.name, i, got.Data[i], want)
 				}
@@ -244,7 +266,7 @@ func TestFISTAMatchesVectorisedISTA(t *testing.T) {
 		for _, p := range encPaths {
 			e := encMustEncoder(t, d, EncodeOptions{Beta: beta, MaxIter: c.iters}, p.path)
 			b, _ := encCode(e, x, nil, false)
-			got := Objective(d, b, x, beta)
+			got := directObjective(d, b, x, beta)
 			if math.Abs(got-want) > 1e-8*want {
 				t.Errorf("m=%d r=%d k=%d %s: FISTA objective %.15g, vectorised ISTA %.15g", c.m, c.r, c.k, p.name, got, want)
 			}
@@ -290,8 +312,8 @@ func TestLipschitzExact(t *testing.T) {
 		}
 		vals := eig.Values(nil)
 		want := vals[len(vals)-1]
-		if math.Abs(e.Lipschitz()-want) > 1e-10*want {
-			t.Errorf("k=%d: L = %.15g, λ_max(circ(D)ᵀcirc(D)) = %.15g", k, e.Lipschitz(), want)
+		if math.Abs(e.lip-want) > 1e-10*want {
+			t.Errorf("k=%d: L = %.15g, λ_max(circ(D)ᵀcirc(D)) = %.15g", k, e.lip, want)
 		}
 		var bound float64
 		for l, g := range encGramSlices(d) {
@@ -301,8 +323,8 @@ func TestLipschitzExact(t *testing.T) {
 			}
 			bound += tproduct.Weight(l, k) * math.Sqrt(f)
 		}
-		if e.Lipschitz() > bound*(1+1e-12) {
-			t.Errorf("k=%d: L = %v above the bound Σ_ℓ‖Ĝ^(ℓ)‖_F = %v", k, e.Lipschitz(), bound)
+		if e.lip > bound*(1+1e-12) {
+			t.Errorf("k=%d: L = %v above the bound Σ_ℓ‖Ĝ^(ℓ)‖_F = %v", k, e.lip, bound)
 		}
 	}
 }
@@ -326,9 +348,9 @@ func TestLipschitzExactBeatsPaperBound(t *testing.T) {
 		loose.setLipschitz(bound)
 		be, _ := encCode(exact, x, nil, false)
 		bl, _ := encCode(loose, x, nil, false)
-		fe, fl := Objective(d, be, x, beta), Objective(d, bl, x, beta)
+		fe, fl := directObjective(d, be, x, beta), directObjective(d, bl, x, beta)
 		t.Logf("%s: L = %.4g, bound %.4g; objective after 30 iterations %.8g (exact L), %.8g (bound)",
-			p.name, exact.Lipschitz(), bound, fe, fl)
+			p.name, exact.lip, bound, fe, fl)
 		if !(fe < fl) {
 			t.Errorf("%s: objective with the exact L %v, not below %v with the paper's bound", p.name, fe, fl)
 		}
@@ -398,12 +420,12 @@ func TestEncoderWarmStart(t *testing.T) {
 	for _, p := range encPaths {
 		short := encMustEncoder(t, d, EncodeOptions{Beta: beta, MaxIter: 15}, p.path)
 		b15, _ := encCode(short, x, nil, false)
-		f15 := Objective(d, b15, x, beta)
+		f15 := directObjective(d, b15, x, beta)
 		// 15 more iterations from B_15 go further than 15 from zero.
 		warm := tproduct.NewTensor(d.N, x.N, d.K)
 		copy(warm.Data, b15.Data)
 		encCode(short, x, warm, true)
-		fw := Objective(d, warm, x, beta)
+		fw := directObjective(d, warm, x, beta)
 		if !(fw < f15) {
 			t.Errorf("%s: warm start from 15 iterations gives %v, not below %v", p.name, fw, f15)
 		}
@@ -417,7 +439,7 @@ func TestEncoderWarmStart(t *testing.T) {
 		if it > 2 {
 			t.Errorf("%s: warm start at the minimiser took %d iterations", p.name, it)
 		}
-		fo, fa := Objective(d, opt, x, 4*beta), Objective(d, again, x, 4*beta)
+		fo, fa := directObjective(d, opt, x, 4*beta), directObjective(d, again, x, 4*beta)
 		if math.Abs(fa-fo) > 1e-10*fo {
 			t.Errorf("%s: warm start at the minimiser moved the objective from %v to %v", p.name, fo, fa)
 		}
@@ -452,7 +474,7 @@ func TestEncoderTolStopsEarly(t *testing.T) {
 		if fewer == 0 {
 			t.Errorf("%s: every patch ran the same %d iterations", p.name, ite)
 		}
-		ff, fe := Objective(d, bf, x, beta), Objective(d, be, x, beta)
+		ff, fe := directObjective(d, bf, x, beta), directObjective(d, be, x, beta)
 		if fe < ff*(1-1e-12) || fe > ff*(1+1e-3) {
 			t.Errorf("%s: objective %v after stopping early, %v after %d iterations", p.name, fe, ff, maxIter)
 		}
@@ -463,13 +485,13 @@ func TestEncodeAllThreadInvariant(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	d := encDictionary(rng, encSmoothPatches(rng, 5, 5, 100, 20), 30)
 	e := encMustEncoder(t, d, EncodeOptions{Beta: 15, MaxIter: 25, Tol: 1e-4}, pathAuto)
-	n := 5*e.BatchSize()/2 + 3
+	n := 5*e.batchSize()/2 + 3
 	x := encSmoothPatches(rng, 5, 5, n, 20)
 	var ref *tproduct.Tensor
 	var refIt int
 	for _, threads := range []int{1, 2, 3, 0} {
 		b := tproduct.NewTensor(30, n, 5)
-		it := e.EncodeAll(b, x, false, threads)
+		it := e.encodeAll(t.Context(), b, x, false, threads)
 		if ref == nil {
 			ref, refIt = b, it
 			continue
@@ -484,10 +506,10 @@ func TestEncodeAllThreadInvariant(t *testing.T) {
 		}
 	}
 	// The same as coding the batches one by one.
-	ws := e.NewWorkspace(e.BatchSize())
+	ws := e.NewWorkspace(e.batchSize())
 	b := tproduct.NewTensor(30, n, 5)
-	for j0 := 0; j0 < n; j0 += e.BatchSize() {
-		j1 := min(n, j0+e.BatchSize())
+	for j0 := 0; j0 < n; j0 += e.batchSize() {
+		j1 := min(n, j0+e.batchSize())
 		e.Encode(ws, b.Slice(j0, j1), x.Slice(j0, j1), false)
 	}
 	for i, v := range ref.Data {
@@ -496,9 +518,9 @@ func TestEncodeAllThreadInvariant(t *testing.T) {
 		}
 	}
 	// Warm start through EncodeAll continues from b.
-	before := Objective(d, ref, x, 15)
-	e.EncodeAll(ref, x, true, 2)
-	if after := Objective(d, ref, x, 15); !(after < before) {
+	before := directObjective(d, ref, x, 15)
+	e.encodeAll(t.Context(), ref, x, true, 2)
+	if after := directObjective(d, ref, x, 15); !(after < before) {
 		t.Errorf("warm EncodeAll: objective %v, not below %v", after, before)
 	}
 }

@@ -60,10 +60,10 @@ const seedStream = 0x2d5c_d1c7
 // Algorithm 1 of the paper (docs/model.md §5): starting from randomly chosen,
 // normalised training patches, it alternates
 //
-//  1. coding all of X with the current D by FISTA (Encoder.EncodeAll,
-//     opt.InnerIters iterations, warm-started from the previous codes after
+//  1. coding all of X with the current D by FISTA (Encoder.Encode over
+//     batches on opt.Threads goroutines, opt.InnerIters iterations, warm-started from the previous codes after
 //     the first iteration), and
-//  2. the dictionary update by the Lagrange dual (DictUpdater),
+//  2. the dictionary update by the Lagrange dual (dictUpdater),
 //
 // for at most opt.Iters outer iterations, stopping early by opt.Tol.
 //
@@ -73,17 +73,13 @@ const seedStream = 0x2d5c_d1c7
 // statistics gathered for the dictionary step give the objective), so the
 // recorded objective never increases.
 //
-// Learn returns an error if the options are invalid, x holds a NaN or an
-// infinity, or fewer than opt.Atoms training patches are non-zero.
-func Learn(x *tproduct.Tensor, opt LearnOptions) (*LearnResult, error) {
-	return LearnContext(context.Background(), x, opt)
-}
-
-// LearnContext is Learn that stops when ctx is done: it returns ctx.Err()
-// within one batch of coding (EncodeAll's BatchSize patches), so that an
-// interrupted command does not wait for a long outer iteration to end.
-func LearnContext(ctx context.Context, x *tproduct.Tensor, opt LearnOptions) (*LearnResult, error) {
-	return learn(x, opt, func(d, b *tproduct.Tensor, warm bool, threads int) error {
+// Learn stops when ctx is done: it returns ctx.Err() within one batch of
+// coding or one chunk of the dictionary step, so that an interrupted command
+// does not wait for a long outer iteration to end. It returns an error if
+// the options are invalid, x holds a NaN or an infinity, or fewer than
+// opt.Atoms training patches are non-zero.
+func Learn(ctx context.Context, x *tproduct.Tensor, opt LearnOptions) (*LearnResult, error) {
+	return learn(ctx, x, opt, func(d, b *tproduct.Tensor, warm bool, threads int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -100,8 +96,9 @@ func LearnContext(ctx context.Context, x *tproduct.Tensor, opt LearnOptions) (*L
 // starting from b when warm.
 type coder func(d, b *tproduct.Tensor, warm bool, threads int) error
 
-// learn is Learn with the coding step given by code.
-func learn(x *tproduct.Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
+// learn is Learn with the coding step given by code; ctx stops the
+// dictionary steps (code watches it itself).
+func learn(ctx context.Context, x *tproduct.Tensor, opt LearnOptions, code coder) (*LearnResult, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
@@ -123,25 +120,29 @@ func learn(x *tproduct.Tensor, opt LearnOptions, code coder) (*LearnResult, erro
 		return nil, err
 	}
 
-	u := NewDictUpdater(m, r, k, threads)
+	u := newDictUpdater(m, r, k, threads)
 	// The accepted codes and their statistics, and the candidates of the
 	// current coding step.
 	var prevStats, curStats dictStats
 	prevStats.init(m, r, k)
 	curStats.init(m, r, k)
 	prevB, curB := tproduct.NewTensor(r, n, k), tproduct.NewTensor(r, n, k)
-	u.accumulate(&prevStats, x, prevB)
+	if err := u.accumulate(ctx, &prevStats, x, prevB); err != nil {
+		return nil, err
+	}
 	prevObj := u.objective(&prevStats, d, opt.Beta) // ½‖X‖²
 
 	res := &LearnResult{Dict: d}
 	for p := range opt.Iters {
 		copy(curB.Data, prevB.Data)
-		if err := code(d, curB, p > 0, threads); errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if err := code(d, curB, p > 0, threads); isContextErr(err) {
 			return nil, err
 		} else if err != nil {
 			return nil, fmt.Errorf("tsc: Learn: outer iteration %d: %w", p+1, err)
 		}
-		u.accumulate(&curStats, x, curB)
+		if err := u.accumulate(ctx, &curStats, x, curB); err != nil {
+			return nil, err
+		}
 		if !curStats.finite {
 			return nil, fmt.Errorf("tsc: Learn: outer iteration %d: the codes hold a NaN or infinite value", p+1)
 		}
@@ -151,8 +152,10 @@ func learn(x *tproduct.Tensor, opt LearnOptions, code coder) (*LearnResult, erro
 		} else {
 			res.CodesKept++
 		}
-		info, err := u.solve(d, &prevStats, x, prevB)
-		if err != nil {
+		info, err := u.solve(ctx, d, &prevStats, x, prevB)
+		if isContextErr(err) {
+			return nil, err
+		} else if err != nil {
 			return nil, fmt.Errorf("tsc: Learn: outer iteration %d: %w", p+1, err)
 		}
 		res.Reseeded += info.Dead
@@ -169,6 +172,12 @@ func learn(x *tproduct.Tensor, opt LearnOptions, code coder) (*LearnResult, erro
 	}
 	res.Codes = prevB
 	return res, nil
+}
+
+// isContextErr reports whether err is a context's: Learn returns those as
+// they are, so that callers can tell an interrupt from a failure.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // Validate checks the options of Learn and returns an *option.Error naming
@@ -192,7 +201,7 @@ func (opt *LearnOptions) Validate() error {
 
 // objective returns ½‖X − D*B‖_F² + β‖B‖₁ for the dictionary d from the
 // statistics st of X and B.
-func (u *DictUpdater) objective(st *dictStats, d *tproduct.Tensor, beta float64) float64 {
+func (u *dictUpdater) objective(st *dictStats, d *tproduct.Tensor, beta float64) float64 {
 	u.dft.Forward(u.dh, d)
 	return st.dataTerm(u.dh)/2 + beta*st.l1
 }

@@ -73,7 +73,7 @@ func BenchmarkLearn(b *testing.B) {
 	var res *LearnResult
 	for b.Loop() {
 		var err error
-		if res, err = Learn(x, opt); err != nil {
+		if res, err = Learn(b.Context(), x, opt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -109,12 +109,17 @@ func BenchmarkDictUpdate(b *testing.B) {
 	}
 	for _, threads := range []int{1, 2} {
 		b.Run(map[int]string{1: "threads=1", 2: "threads=2"}[threads], func(b *testing.B) {
-			u := NewDictUpdater(m, r, k, threads)
+			u := newDictUpdater(m, r, k, threads)
 			work := tproduct.NewTensor(m, r, k)
+			var st dictStats
+			st.init(m, r, k)
 			var newton int
 			for b.Loop() {
 				copy(work.Data, d.Data)
-				info, err := u.Update(work, x, codes)
+				if err := u.accumulate(b.Context(), &st, x, codes); err != nil {
+					b.Fatal(err)
+				}
+				info, err := u.solve(b.Context(), work, &st, x, codes)
 				if err != nil {
 					b.Fatal(err)
 				}

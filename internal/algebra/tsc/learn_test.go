@@ -43,7 +43,7 @@ func TestLearnObjectiveMonotone(t *testing.T) {
 		x := learnPatches(rng, m, n, k, 8)
 		beta := 0.1
 		var progress []float64
-		res, err := Learn(x, LearnOptions{
+		res, err := Learn(t.Context(), x, LearnOptions{
 			Atoms: r, Beta: beta, Iters: 15, InnerIters: 10, Seed: 7, Threads: 2,
 			Progress: func(iter int, obj float64) {
 				if iter != len(progress)+1 {
@@ -58,7 +58,7 @@ func TestLearnObjectiveMonotone(t *testing.T) {
 		if res.Iterations != 15 || len(res.Objective) != 15 || !slices.Equal(progress, res.Objective) {
 			t.Fatalf("k=%d: %d iterations, %d objective values, progress %d", k, res.Iterations, len(res.Objective), len(progress))
 		}
-		start := tproduct.Norm2(x) / 2
+		start := sumSquares(x.Data) / 2
 		prev := start
 		for p, obj := range res.Objective {
 			if obj > prev*(1+1e-12) {
@@ -70,7 +70,7 @@ func TestLearnObjectiveMonotone(t *testing.T) {
 			t.Errorf("k=%d: learning did not fit: ½‖X‖² = %g, final objective %g", k, start, res.Objective[len(res.Objective)-1])
 		}
 		// The recorded objective is that of the returned dictionary and codes.
-		direct := Objective(res.Dict, res.Codes, x, beta)
+		direct := directObjective(res.Dict, res.Codes, x, beta)
 		if last := res.Objective[len(res.Objective)-1]; math.Abs(direct-last) > 1e-9*direct {
 			t.Errorf("k=%d: recorded objective %.15g, direct %.15g", k, last, direct)
 		}
@@ -88,11 +88,11 @@ func TestLearnHugeBeta(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	m, n, k, r := 4, 50, 5, 5
 	x := learnPatches(rng, m, n, k, 4)
-	res, err := Learn(x, LearnOptions{Atoms: r, Beta: 1e6, Iters: 4, InnerIters: 5, Seed: 1})
+	res, err := Learn(t.Context(), x, LearnOptions{Atoms: r, Beta: 1e6, Iters: 4, InnerIters: 5, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	half := tproduct.Norm2(x) / 2
+	half := sumSquares(x.Data) / 2
 	for p, obj := range res.Objective {
 		if math.Abs(obj-half) > 1e-12*half {
 			t.Errorf("iteration %d: objective %.15g, want ½‖X‖² = %.15g", p+1, obj, half)
@@ -251,7 +251,7 @@ func TestLearnK1MatchesMatrixSparseCoding(t *testing.T) {
 	m, n, r := 8, 60, 4
 	x := learnPatches(rng, m, n, 1, 6)
 	const beta, iters, inner, seed = 0.05, 6, 3000, 11
-	res, err := Learn(x, LearnOptions{Atoms: r, Beta: beta, Iters: iters, InnerIters: inner, Seed: seed, Threads: 1})
+	res, err := Learn(t.Context(), x, LearnOptions{Atoms: r, Beta: beta, Iters: iters, InnerIters: inner, Seed: seed, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestLearnThreadCountInvariant(t *testing.T) {
 	x := learnPatches(rng, 9, 3000, 5, 10)
 	var first *LearnResult
 	for _, threads := range []int{1, 2} {
-		res, err := Learn(x, LearnOptions{Atoms: 8, Beta: 0.1, Iters: 3, InnerIters: 8, Seed: 3, Threads: threads})
+		res, err := Learn(t.Context(), x, LearnOptions{Atoms: 8, Beta: 0.1, Iters: 3, InnerIters: 8, Seed: 3, Threads: threads})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +308,7 @@ func TestLearnThreadCountInvariant(t *testing.T) {
 func TestLearnTolStopsEarly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
 	x := learnPatches(rng, 4, 100, 3, 4)
-	res, err := Learn(x, LearnOptions{Atoms: 3, Beta: 0.1, Iters: 30, InnerIters: 20, Tol: 0.5, Seed: 2})
+	res, err := Learn(t.Context(), x, LearnOptions{Atoms: 3, Beta: 0.1, Iters: 30, InnerIters: 20, Tol: 0.5, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,16 +397,16 @@ func TestLearnRejectsBadInput(t *testing.T) {
 	for _, c := range cases {
 		o := good
 		c.edit(&o)
-		if _, err := Learn(x, o); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Learn(t.Context(), x, o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
 	bad := tproducttest.Rand(rng, 4, 10, 2)
 	bad.Data[3] = math.NaN()
-	if _, err := Learn(bad, good); err == nil || !strings.Contains(err.Error(), "NaN") {
+	if _, err := Learn(t.Context(), bad, good); err == nil || !strings.Contains(err.Error(), "NaN") {
 		t.Errorf("NaN patch: %v", err)
 	}
-	if _, err := Learn(nil, good); err == nil {
+	if _, err := Learn(t.Context(), nil, good); err == nil {
 		t.Error("nil patches accepted")
 	}
 }
@@ -419,7 +419,7 @@ func TestLearnKeepsCodesThatFitBetter(t *testing.T) {
 	opt := LearnOptions{Atoms: 4, Beta: 0.05, Iters: 5, InnerIters: 50, Seed: 4, Threads: 1}
 	calls := 0
 	var lastGood []float64
-	res, err := learn(x, opt, func(d, b *tproduct.Tensor, warm bool, threads int) error {
+	res, err := learn(t.Context(), x, opt, func(d, b *tproduct.Tensor, warm bool, threads int) error {
 		calls++
 		if warm != (calls > 1) {
 			t.Errorf("call %d: warm = %v", calls, warm)
@@ -428,7 +428,7 @@ func TestLearnKeepsCodesThatFitBetter(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		enc.EncodeAll(b, x, warm, threads)
+		enc.encodeAll(t.Context(), b, x, warm, threads)
 		if calls == 1 {
 			lastGood = slices.Clone(b.Data)
 			return nil
@@ -452,7 +452,7 @@ func TestLearnKeepsCodesThatFitBetter(t *testing.T) {
 			t.Errorf("objective rose at iteration %d: %v", p+1, res.Objective)
 		}
 	}
-	if direct := Objective(res.Dict, res.Codes, x, opt.Beta); math.Abs(direct-res.Objective[opt.Iters-1]) > 1e-9*direct {
+	if direct := directObjective(res.Dict, res.Codes, x, opt.Beta); math.Abs(direct-res.Objective[opt.Iters-1]) > 1e-9*direct {
 		t.Errorf("recorded objective %.15g, direct %.15g", res.Objective[opt.Iters-1], direct)
 	}
 }
@@ -481,7 +481,7 @@ func TestLearnSomeDeadAtoms(t *testing.T) {
 		var res *LearnResult
 		for seed := range uint64(20) {
 			var err error
-			res, err = Learn(x, LearnOptions{Atoms: r, Beta: 1, Iters: 6, InnerIters: 30, Seed: seed, Threads: 1})
+			res, err = Learn(t.Context(), x, LearnOptions{Atoms: r, Beta: 1, Iters: 6, InnerIters: 30, Seed: seed, Threads: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -497,7 +497,7 @@ func TestLearnSomeDeadAtoms(t *testing.T) {
 				t.Errorf("k=%d: objective rose at iteration %d: %v", k, p+1, res.Objective)
 			}
 		}
-		if direct, last := Objective(res.Dict, res.Codes, x, 1), res.Objective[len(res.Objective)-1]; math.Abs(direct-last) > 1e-9*direct {
+		if direct, last := directObjective(res.Dict, res.Codes, x, 1), res.Objective[len(res.Objective)-1]; math.Abs(direct-last) > 1e-9*direct {
 			t.Errorf("k=%d: recorded objective %.15g, direct %.15g", k, last, direct)
 		}
 		for j := range r {
@@ -508,13 +508,13 @@ func TestLearnSomeDeadAtoms(t *testing.T) {
 	}
 }
 
-func TestLearnContextStopsWhenCancelled(t *testing.T) {
+func TestLearnStopsWhenCancelled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	x := learnPatches(rng, 9, 500, 5, 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	res, err := LearnContext(ctx, x, LearnOptions{
+	res, err := Learn(ctx, x, LearnOptions{
 		Atoms: 6, Beta: 0.1, Iters: 10, InnerIters: 5, Seed: 1,
 		Progress: func(iter int, _ float64) {
 			calls++
@@ -531,6 +531,28 @@ func TestLearnContextStopsWhenCancelled(t *testing.T) {
 	}
 }
 
+func TestLearnStopsInTheDictionaryStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	x := learnPatches(rng, 9, 500, 5, 8)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	codingSteps := 0
+	res, err := learn(ctx, x, LearnOptions{Atoms: 6, Beta: 0.1, Iters: 10, InnerIters: 5, Seed: 1},
+		func(_, _ *tproduct.Tensor, _ bool, _ int) error {
+			// A coding step that ends without looking at ctx: only the
+			// dictionary step that follows can see it is done.
+			codingSteps++
+			cancel()
+			return nil
+		})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("cancelled in the first coding step: result %v, error %v; want no result and context.Canceled", res, err)
+	}
+	if codingSteps != 1 {
+		t.Errorf("%d coding steps ran after the context was cancelled in the first", codingSteps)
+	}
+}
+
 func TestEncodeAllStartsNoBatchOnceStopped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	m, r, k, n := 9, 6, 5, 700
@@ -539,14 +561,9 @@ func TestEncodeAllStartsNoBatchOnceStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := learnPatches(rng, m, n, k, 8)
-	ctx, cancel := context.WithCancel(context.Background())
-	want, got := tproduct.NewTensor(r, n, k), tproduct.NewTensor(r, n, k)
-	enc.EncodeAll(want, x, false, 2)
-	enc.encodeAll(ctx, got, x, false, 2)
-	if !slices.Equal(want.Data, got.Data) {
-		t.Errorf("a live context changes the codes")
-	}
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
+	got := tproduct.NewTensor(r, n, k)
 	for i := range got.Data {
 		got.Data[i] = math.NaN()
 	}

@@ -118,8 +118,8 @@ func TestDenoiseImprovesAndIsDeterministic(t *testing.T) {
 	if !slices.Equal(outs[0].Data, outs[1].Data) {
 		t.Error("1 and 2 threads give different outputs")
 	}
-	before, _ := metrics.Evaluate(clean, noisy)
-	after, _ := metrics.Evaluate(clean, outs[0])
+	before, _ := metrics.Evaluate(t.Context(), clean, noisy)
+	after, _ := metrics.Evaluate(t.Context(), clean, outs[0])
 	t.Logf("PSNR %.2f → %.2f dB", before.PSNR, after.PSNR)
 	if after.PSNR < before.PSNR+10 {
 		t.Errorf("PSNR %.2f dB is not 10 dB above the noisy %.2f", after.PSNR, before.PSNR)

@@ -351,7 +351,7 @@ func Reconstruct(ctx context.Context, c *msi.Cube, d *Dictionary, o Options, log
 		}
 		close(reported)
 	}()
-	err = g.ForEachBatch(workers, batchSize, func(w, start, end int) error {
+	err = g.ForEachBatch(ctx, workers, batchSize, func(w, start, end int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

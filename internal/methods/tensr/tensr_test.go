@@ -414,11 +414,11 @@ func TestThreadsBitIdentical(t *testing.T) {
 			t.Fatalf("voxel %d: %v with 1 thread, %v with 3", i, outs[0].Data[i], outs[1].Data[i])
 		}
 	}
-	r, err := metrics.Evaluate(clean, outs[0])
+	r, err := metrics.Evaluate(t.Context(), clean, outs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	rn, _ := metrics.Evaluate(clean, noisy)
+	rn, _ := metrics.Evaluate(t.Context(), clean, noisy)
 	t.Logf("PSNR %.2f → %.2f dB", rn.PSNR, r.PSNR)
 	if r.PSNR < rn.PSNR+5 {
 		t.Errorf("denoising gained only %.2f dB", r.PSNR-rn.PSNR)

@@ -268,7 +268,7 @@ func learn(ctx context.Context, x *tproduct.Tensor, g *patch.Grid, o Options) (*
 		}
 		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", x.N, o.Atoms)
 	}
-	return tsc.LearnContext(ctx, o.codingShape(x), tsc.LearnOptions{
+	return tsc.Learn(ctx, o.codingShape(x), tsc.LearnOptions{
 		Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,
 		Tol: o.TrainTol, Seed: o.Seed, Threads: o.Threads,
 		Progress: func(iter int, obj float64) {
@@ -416,7 +416,7 @@ func Reconstruct(ctx context.Context, c *msi.Cube, d *tproduct.Tensor, o Options
 		}
 		close(reported)
 	}()
-	err = g.ForEachBatch(workers, batchSize, func(w, start, end int) error {
+	err = g.ForEachBatch(ctx, workers, batchSize, func(w, start, end int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

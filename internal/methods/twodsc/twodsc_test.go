@@ -31,7 +31,7 @@ func readCrop(t *testing.T) *msi.Cube {
 
 func psnr(t *testing.T, ref, x *msi.Cube) float64 {
 	t.Helper()
-	r, err := metrics.Evaluate(ref, x)
+	r, err := metrics.Evaluate(t.Context(), ref, x)
 	if err != nil {
 		t.Fatal(err)
 	}

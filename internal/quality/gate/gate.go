@@ -10,11 +10,12 @@
 package gate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+
+	"tdsc/internal/quality/scorejson"
 )
 
 // Scores are the mean scores of one input.
@@ -91,20 +92,14 @@ func ReadBaseline(path string) (map[string]Scores, error) {
 	return b, nil
 }
 
-// ParseBaseline parses the JSON of `tdsc eval --json`: {"results": [{"input":
-// …, "psnr": …, "ssim": …}, …]} (other fields are ignored). A null PSNR is
-// +Inf (an exact input). It is an error if there are no results, if a result
-// has no input, a missing or non-finite SSIM, a missing or NaN PSNR, or if
-// an input appears twice.
+// ParseBaseline parses the JSON of `tdsc eval --json` (package scorejson)
+// and returns the PSNR and SSIM of its results by input. A null PSNR is +Inf
+// (an exact input). It is an error if there are no results, if a result has
+// no input, a missing or non-finite SSIM, a missing PSNR, or if an input
+// appears twice.
 func ParseBaseline(data []byte) (map[string]Scores, error) {
-	var doc struct {
-		Results []struct {
-			Input *string         `json:"input"`
-			PSNR  json.RawMessage `json:"psnr"` // null is kept, absent is empty
-			SSIM  *float64        `json:"ssim"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc, err := scorejson.Parse(data)
+	if err != nil {
 		return nil, fmt.Errorf("not the JSON of tdsc eval --json: %v", err)
 	}
 	if len(doc.Results) == 0 {
@@ -112,24 +107,19 @@ func ParseBaseline(data []byte) (map[string]Scores, error) {
 	}
 	out := make(map[string]Scores, len(doc.Results))
 	for i, r := range doc.Results {
+		psnr, ssim := float64(r.PSNR), float64(r.SSIM)
 		switch {
-		case r.Input == nil || *r.Input == "":
+		case r.Input == "":
 			return nil, fmt.Errorf("result %d has no input", i+1)
-		case len(r.PSNR) == 0:
-			return nil, fmt.Errorf("result %d (%s) has no psnr", i+1, *r.Input)
-		case r.SSIM == nil || math.IsNaN(*r.SSIM) || math.IsInf(*r.SSIM, 0):
-			return nil, fmt.Errorf("result %d (%s) has no finite ssim", i+1, *r.Input)
+		case math.IsNaN(psnr):
+			return nil, fmt.Errorf("result %d (%s) has no psnr", i+1, r.Input)
+		case math.IsNaN(ssim) || math.IsInf(ssim, 0):
+			return nil, fmt.Errorf("result %d (%s) has no finite ssim", i+1, r.Input)
 		}
-		psnr := math.Inf(1)
-		if string(r.PSNR) != "null" {
-			if err := json.Unmarshal(r.PSNR, &psnr); err != nil {
-				return nil, fmt.Errorf("result %d (%s): psnr is not a number: %s", i+1, *r.Input, r.PSNR)
-			}
+		if _, dup := out[r.Input]; dup {
+			return nil, fmt.Errorf("input %s appears twice", r.Input)
 		}
-		if _, dup := out[*r.Input]; dup {
-			return nil, fmt.Errorf("input %s appears twice", *r.Input)
-		}
-		out[*r.Input] = Scores{PSNR: psnr, SSIM: *r.SSIM}
+		out[r.Input] = Scores{PSNR: psnr, SSIM: ssim}
 	}
 	return out, nil
 }

@@ -79,7 +79,8 @@ func TestParseBaseline(t *testing.T) {
 		{`{"results": [{"psnr": 1, "ssim": 1}]}`, "result 1 has no input"},
 		{`{"results": [{"input": "a", "ssim": 1}]}`, "result 1 (a) has no psnr"},
 		{`{"results": [{"input": "a", "psnr": 1}]}`, "result 1 (a) has no finite ssim"},
-		{`{"results": [{"input": "a", "psnr": "x", "ssim": 1}]}`, "psnr is not a number"},
+		{`{"results": [{"input": "a", "psnr": "x", "ssim": 1}]}`, `result 1: not a number: "x"`},
+		{`{"results": [{"input": "a", "psnr": null, "ssim": null}]}`, "result 1 (a) has no finite ssim"},
 		{`{"results": [{"input": "a", "psnr": 1, "ssim": 1}, {"input": "a", "psnr": 2, "ssim": 1}]}`, "input a appears twice"},
 	} {
 		if _, err := ParseBaseline([]byte(c.data)); err == nil || !strings.Contains(err.Error(), c.want) {

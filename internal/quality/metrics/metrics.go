@@ -47,8 +47,9 @@ type Report struct {
 
 // Evaluate computes the metrics of x against the reference ref. It returns
 // an error if the two cubes differ in size or are smaller than the 11×11
-// SSIM window. The bands are processed in parallel, one goroutine per CPU.
-func Evaluate(ref, x *msi.Cube) (*Report, error) {
+// SSIM window, and ctx.Err() if ctx is done before every band is scored. The
+// bands are processed in parallel, one goroutine per CPU.
+func Evaluate(ctx context.Context, ref, x *msi.Cube) (*Report, error) {
 	if !ref.SameSize(x) {
 		return nil, fmt.Errorf("metrics: reference is %s, input is %s", ref.Size(), x.Size())
 	}
@@ -62,9 +63,7 @@ func Evaluate(ref, x *msi.Cube) (*Report, error) {
 
 	workers := min(parallel.Workers(0), nb)
 	spaces := make([]*ssimWorkspace, workers)
-	// The bands return no error and the context is never done: For cannot
-	// fail.
-	_ = parallel.For(context.Background(), nb, workers, func(w, b int) error {
+	err := parallel.For(ctx, nb, workers, func(w, b int) error {
 		if spaces[w] == nil {
 			spaces[w] = newSSIMWorkspace(ref.Width)
 		}
@@ -74,6 +73,9 @@ func Evaluate(ref, x *msi.Cube) (*Report, error) {
 		r.BandSSIM[b] = spaces[w].ssim(rb, xb, ref.Height, ref.Width)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 
 	r.PSNR = mean(r.BandPSNR)
 	r.SSIM = mean(r.BandSSIM)

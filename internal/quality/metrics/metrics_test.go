@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -40,7 +42,7 @@ func TestBalloonsCropReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Evaluate(clean, noisy)
+	got, err := Evaluate(t.Context(), clean, noisy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +292,7 @@ func TestEvaluateAgreesWithSingleMetrics(t *testing.T) {
 	}
 	x := msi.NewCube(17, 21, 7)
 	copy(x.Data, noisyCopy(rng, ref.Data, 12))
-	r, err := Evaluate(ref, x)
+	r, err := Evaluate(t.Context(), ref, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,13 +322,23 @@ func TestEvaluateAgreesWithSingleMetrics(t *testing.T) {
 }
 
 func TestEvaluateRejectsBadSizes(t *testing.T) {
-	_, err := Evaluate(msi.NewCube(96, 96, 31), msi.NewCube(96, 95, 31))
+	_, err := Evaluate(t.Context(), msi.NewCube(96, 96, 31), msi.NewCube(96, 95, 31))
 	if want := "reference is 96×96×31, input is 96×95×31"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want one saying %q", err, want)
 	}
-	_, err = Evaluate(msi.NewCube(10, 40, 3), msi.NewCube(10, 40, 3))
+	_, err = Evaluate(t.Context(), msi.NewCube(10, 40, 3), msi.NewCube(10, 40, 3))
 	if want := "smaller than the 11×11 SSIM window"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want one saying %q", err, want)
+	}
+}
+
+func TestEvaluateStopsWhenCancelled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	ref, x := randomCube(rng, 16, 16, 4), randomCube(rng, 16, 16, 4)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if r, err := Evaluate(ctx, ref, x); !errors.Is(err, context.Canceled) || r != nil {
+		t.Errorf("Evaluate with a cancelled context: report %v, error %v; want context.Canceled", r, err)
 	}
 }
 
@@ -354,7 +366,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	ref := randomCube(rng, 512, 512, 31)
 	x := randomCube(rng, 512, 512, 31)
 	for b.Loop() {
-		if _, err := Evaluate(ref, x); err != nil {
+		if _, err := Evaluate(b.Context(), ref, x); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -55,7 +55,7 @@ func TestRegressionBalloons(t *testing.T) {
 
 func psnr(t *testing.T, ref, x *msi.Cube) float64 {
 	t.Helper()
-	r, err := metrics.Evaluate(ref, x)
+	r, err := metrics.Evaluate(t.Context(), ref, x)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,12 +24,10 @@
 package blockmatch
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/parallel"
 )
 
 // Options are the settings of block matching.
@@ -100,11 +98,6 @@ func (m *Matcher) Refs() (rows, cols int) { return len(m.rowPos), len(m.colPos) 
 // K returns the group size: Options.K, or fewer when some window holds
 // fewer candidates.
 func (m *Matcher) K() int { return m.k }
-
-// RefPos returns the top-left pixel of reference ref.
-func (m *Matcher) RefPos(ref int) (y, x int) {
-	return m.rowPos[ref/len(m.colPos)], m.colPos[ref%len(m.colPos)]
-}
 
 // Workspace holds the scratch memory of one goroutine's MatchRow.
 type Workspace struct {
@@ -199,32 +192,4 @@ func (m *Matcher) MatchRow(dst []int32, dist []float64, f *msi.Cube, r int, ws *
 			}
 		}
 	}
-}
-
-// Groups are the groups of every reference: Pos[ref*K+i] is the flat index
-// of member i of reference ref's group.
-type Groups struct {
-	K, Rows, Cols int
-	Pos           []int32
-}
-
-// MatchAll matches every reference row of f with threads goroutines (0:
-// GOMAXPROCS); the result does not depend on threads. It returns ctx.Err()
-// when ctx is cancelled.
-func (m *Matcher) MatchAll(ctx context.Context, f *msi.Cube, threads int) (*Groups, error) {
-	rows, cols := m.Refs()
-	g := &Groups{K: m.k, Rows: rows, Cols: cols, Pos: make([]int32, rows*cols*m.k)}
-	workers := parallel.Workers(threads)
-	wss := make([]*Workspace, workers)
-	err := parallel.For(ctx, rows, workers, func(wi, r int) error {
-		if wss[wi] == nil {
-			wss[wi] = m.NewWorkspace()
-		}
-		m.MatchRow(g.Pos[r*cols*m.k:(r+1)*cols*m.k], nil, f, r, wss[wi])
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return g, nil
 }

@@ -1,13 +1,12 @@
 package blockmatch
 
 import (
-	"context"
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
 )
 
 func randomCube(rng *rand.Rand, h, w, c int, levels int) *msi.Cube {
@@ -88,7 +87,7 @@ func TestMatchAgainstBruteForce(t *testing.T) {
 		for r := range rows {
 			m.MatchRow(dst, dist, f, r, ws)
 			for j := range cols {
-				y, x := m.RefPos(r*cols + j)
+				y, x := refPos(m, r*cols+j)
 				wantPos, wantDist := bruteGroup(f, y, x, tc.o, k)
 				if !slices.Equal(dst[j*k:(j+1)*k], wantPos) {
 					t.Fatalf("%+v ref (%d,%d): group %v, want %v", tc, y, x, dst[j*k:(j+1)*k], wantPos)
@@ -101,34 +100,47 @@ func TestMatchAgainstBruteForce(t *testing.T) {
 			}
 		}
 		// Every reference row and column position of the grid rule.
-		if y, _ := m.RefPos((rows - 1) * cols); y != tc.h-tc.o.Patch {
+		if y, _ := refPos(m, (rows-1)*cols); y != tc.h-tc.o.Patch {
 			t.Errorf("%+v: last reference row at %d, want %d", tc, y, tc.h-tc.o.Patch)
 		}
 	}
 }
 
-func TestMatchAllThreads(t *testing.T) {
+// refPos returns the top-left pixel of reference ref.
+func refPos(m *Matcher, ref int) (y, x int) {
+	return m.rowPos[ref/len(m.colPos)], m.colPos[ref%len(m.colPos)]
+}
+
+// matchAll matches every reference row of f on threads goroutines, each
+// with its own workspace, as the denoisers do, and returns the groups of
+// all references, reference by reference.
+func matchAll(t *testing.T, m *Matcher, f *msi.Cube, threads int) []int32 {
+	rows, cols := m.Refs()
+	k := m.K()
+	pos := make([]int32, rows*cols*k)
+	wss := make([]*Workspace, threads)
+	err := parallel.For(t.Context(), rows, threads, func(wi, r int) error {
+		if wss[wi] == nil {
+			wss[wi] = m.NewWorkspace()
+		}
+		m.MatchRow(pos[r*cols*k:(r+1)*cols*k], nil, f, r, wss[wi])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
+
+func TestMatchRowThreads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	f := randomCube(rng, 40, 33, 3, 4)
 	m, err := New(40, 33, Options{Patch: 4, Step: 3, Window: 11, K: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, err := m.MatchAll(context.Background(), f, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	three, err := m.MatchAll(context.Background(), f, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(one.Pos, three.Pos) {
+	if !slices.Equal(matchAll(t, m, f, 1), matchAll(t, m, f, 3)) {
 		t.Error("groups differ between 1 and 3 goroutines")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := m.MatchAll(ctx, f, 2); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled MatchAll returned %v", err)
 	}
 }
 

@@ -55,7 +55,7 @@ func bruteAverage(sh shape, weighted bool) []float64 {
 // ForEachBatch and returns the result.
 func aggregateFake(t *testing.T, g *Grid, workers, batch int, weighted bool) *msi.Cube {
 	t.Helper()
-	h, w, b := g.Size()
+	h, w, b := g.height, g.width, g.bands
 	agg := NewAggregator(g)
 	if weighted {
 		agg = NewWeightedAggregator(g)
@@ -68,7 +68,7 @@ func aggregateFake(t *testing.T, g *Grid, workers, batch int, weighted bool) *ms
 		means[i] = make([]float64, batch)
 		weights[i] = make([]float64, batch)
 	}
-	err := g.ForEachBatch(workers, batch, func(worker, start, end int) error {
+	err := g.ForEachBatch(t.Context(), workers, batch, func(worker, start, end int) error {
 		n := end - start
 		rec, m, wt := recs[worker].Slice(0, n), means[worker][:n], weights[worker][:n]
 		for j := range n {
@@ -133,7 +133,7 @@ func roundTrip(t *testing.T, g *Grid, c *msi.Cube, agg *Aggregator, workers, bat
 		for start := 0; start < g.Len(); start += batch {
 			_ = do(0, start, min(start+batch, g.Len()))
 		}
-	} else if err := g.ForEachBatch(workers, batch, do); err != nil {
+	} else if err := g.ForEachBatch(t.Context(), workers, batch, do); err != nil {
 		t.Fatal(err)
 	}
 	out := msi.NewCube(c.Height, c.Width, c.Bands)

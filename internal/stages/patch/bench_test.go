@@ -31,7 +31,7 @@ func BenchmarkExtractAggregate(b *testing.B) {
 			out := msi.NewCube(512, 512, 31)
 			for b.Loop() {
 				agg := NewAggregator(g)
-				err := g.ForEachBatch(workers, batch, func(worker, start, end int) error {
+				err := g.ForEachBatch(b.Context(), workers, batch, func(worker, start, end int) error {
 					x, m := xs[worker].Slice(0, end-start), means[worker][:end-start]
 					Extract(x, m, c, g, start)
 					agg.Add(x, m, start)

@@ -1,6 +1,7 @@
 package patch_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -29,7 +30,7 @@ func ExampleGrid_ForEachBatch() {
 		means[w] = make([]float64, batch)
 	}
 	agg := patch.NewAggregator(g)
-	err = g.ForEachBatch(workers, batch, func(w, start, end int) error {
+	err = g.ForEachBatch(context.Background(), workers, batch, func(w, start, end int) error {
 		x, m := xs[w].Slice(0, end-start), means[w][:end-start]
 		patch.Extract(x, m, cube, g, start)
 		// ... sparse-code x and overwrite it with its reconstruction ...

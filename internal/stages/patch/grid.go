@@ -102,15 +102,6 @@ func coverage(count, n, p int, start func(int) int) []int {
 func (g *Grid) rowAt(k int) int { return min(k*g.step, g.height-g.p) }
 func (g *Grid) colAt(k int) int { return min(k*g.step, g.width-g.p) }
 
-// Size returns the cube size H, W, B the grid was made for.
-func (g *Grid) Size() (h, w, b int) { return g.height, g.width, g.bands }
-
-// Window returns the patch size: p×p pixels and q bands.
-func (g *Grid) Window() (p, q int) { return g.p, g.q }
-
-// Step returns the spatial step.
-func (g *Grid) Step() int { return g.step }
-
 // Len returns the number of patches.
 func (g *Grid) Len() int { return g.rows * g.windows * g.cols }
 
@@ -164,17 +155,21 @@ func (g *Grid) Stripes() [2][]Range {
 // the aggregate is bit-identical for every number of workers and every
 // batch size.
 //
-// The first error returned by fn stops the handing out of batches;
-// ForEachBatch waits for the calls in progress and returns that error. It
-// panics if workers or batch is less than 1.
-func (g *Grid) ForEachBatch(workers, batch int, fn func(worker, start, end int) error) error {
+// The first error returned by fn, or ctx.Err() once ctx is done, stops the
+// handing out of batches; ForEachBatch waits for the calls in progress and
+// returns that error. It panics if workers or batch is less than 1.
+func (g *Grid) ForEachBatch(ctx context.Context, workers, batch int, fn func(worker, start, end int) error) error {
 	if workers < 1 || batch < 1 {
 		panic(fmt.Sprintf("patch: ForEachBatch needs workers ≥ 1 and batch ≥ 1, got %d workers and batch %d", workers, batch))
 	}
 	for _, stripes := range g.Stripes() {
-		err := parallel.For(context.Background(), len(stripes), workers, func(worker, i int) error {
+		err := parallel.For(ctx, len(stripes), workers, func(worker, i int) error {
 			r := stripes[i]
+			// A stripe holds many batches: look at ctx before each.
 			for start := r.Start; start < r.End; start += batch {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				if err := fn(worker, start, min(start+batch, r.End)); err != nil {
 					return err
 				}

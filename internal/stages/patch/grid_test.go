@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -114,12 +115,6 @@ func TestGridPositions(t *testing.T) {
 				break
 			}
 		}
-		if h, w, b := g.Size(); h != sh.h || w != sh.w || b != sh.b {
-			t.Errorf("%v: Size = %d, %d, %d", sh, h, w, b)
-		}
-		if p, q := g.Window(); p != sh.p || q != sh.q || g.Step() != sh.s {
-			t.Errorf("%v: Window = %d, %d, Step = %d", sh, p, q, g.Step())
-		}
 	}
 }
 
@@ -208,7 +203,7 @@ func TestForEachBatch(t *testing.T) {
 	for _, run := range []struct{ workers, batch int }{{1, 1}, {1, 50}, {2, 7}, {3, 1000}, {8, 13}} {
 		seen := make([]int32, g.Len())
 		busy := make([]atomic.Bool, run.workers)
-		err := g.ForEachBatch(run.workers, run.batch, func(worker, start, end int) error {
+		err := g.ForEachBatch(t.Context(), run.workers, run.batch, func(worker, start, end int) error {
 			if worker < 0 || worker >= run.workers {
 				t.Errorf("worker %d out of range", worker)
 				return nil
@@ -242,7 +237,7 @@ func TestForEachBatchStopsOnError(t *testing.T) {
 	errStop := errors.New("stop here")
 
 	calls := 0
-	err := g.ForEachBatch(1, 10, func(_, start, _ int) error {
+	err := g.ForEachBatch(t.Context(), 1, 10, func(_, start, _ int) error {
 		calls++
 		return errStop
 	})
@@ -253,7 +248,7 @@ func TestForEachBatchStopsOnError(t *testing.T) {
 	var mu sync.Mutex
 	var returned bool
 	var late int
-	err = g.ForEachBatch(3, 10, func(_, start, _ int) error {
+	err = g.ForEachBatch(t.Context(), 3, 10, func(_, start, _ int) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if returned {
@@ -275,6 +270,30 @@ func TestForEachBatchStopsOnError(t *testing.T) {
 	}
 }
 
+func TestForEachBatchStopsWhenCancelled(t *testing.T) {
+	// One stripe holds 160 patches, 16 batches of 10: cancelling in the
+	// first batch must stop the rest of its stripe too.
+	g := shape{31, 12, 6, 5, 3, 1}.grid(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	calls := 0
+	err := g.ForEachBatch(ctx, 1, 10, func(_, _, _ int) error {
+		calls++
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Errorf("cancelled in the first batch: error %v after %d calls, want context.Canceled after 1", err, calls)
+	}
+	calls = 0
+	err = g.ForEachBatch(ctx, 3, 10, func(_, _, _ int) error {
+		calls++
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 0 {
+		t.Errorf("cancelled before: error %v after %d calls, want context.Canceled after none", err, calls)
+	}
+}
+
 func mustPanic(t *testing.T, what string, f func()) {
 	t.Helper()
 	defer func() {
@@ -289,6 +308,6 @@ func TestGridPanics(t *testing.T) {
 	g := shape{9, 8, 5, 3, 2, 1}.grid(t)
 	mustPanic(t, "Pos(-1)", func() { g.Pos(-1) })
 	mustPanic(t, "Pos(Len)", func() { g.Pos(g.Len()) })
-	mustPanic(t, "ForEachBatch with no worker", func() { _ = g.ForEachBatch(0, 4, func(_, _, _ int) error { return nil }) })
-	mustPanic(t, "ForEachBatch with batch 0", func() { _ = g.ForEachBatch(1, 0, func(_, _, _ int) error { return nil }) })
+	mustPanic(t, "ForEachBatch with no worker", func() { _ = g.ForEachBatch(t.Context(), 0, 4, func(_, _, _ int) error { return nil }) })
+	mustPanic(t, "ForEachBatch with batch 0", func() { _ = g.ForEachBatch(t.Context(), 1, 0, func(_, _, _ int) error { return nil }) })
 }

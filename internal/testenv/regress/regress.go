@@ -37,7 +37,7 @@ func Balloons(t *testing.T, y0, x0, b0, n, bands int, sigma float64) (clean, noi
 // more than Tolerance below recorded.
 func Check(t *testing.T, clean, out *msi.Cube, recorded float64) {
 	t.Helper()
-	r, err := metrics.Evaluate(clean, out)
+	r, err := metrics.Evaluate(t.Context(), clean, out)
 	if err != nil {
 		t.Fatal(err)
 	}
