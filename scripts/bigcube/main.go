@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 )
 
@@ -52,7 +53,7 @@ func run(dir string, size, bands int, sigma float64, seed uint64, out string, fo
 	sort.Strings(paths)
 	var cubes []*msi.Cube
 	for _, p := range paths {
-		c, err := msi.Open(p)
+		c, err := formats.Open(p)
 		if err != nil {
 			return err
 		}
@@ -90,9 +91,9 @@ func run(dir string, size, bands int, sigma float64, seed uint64, out string, fo
 	}
 	noise := rand.New(rand.NewPCG(seed, 0x6269_6763_7562_6532))
 
-	w, err := msi.CreateENVI(out, &msi.Cube{Height: size, Width: size, Bands: bands, Wavelengths: wavelengths,
-		Description: fmt.Sprintf("synthetic %d×%d×%d mosaic of %d CAVE scenes, shifted, %d bands interpolated, noise σ = %g seed %d",
-			size, size, bands, len(cubes), bands, sigma, seed)}, force)
+	w, err := formats.CreateWindow(out, size, size, bands, msi.Metadata{Wavelengths: wavelengths,
+		Processing: fmt.Sprintf("synthetic %d×%d×%d mosaic of %d CAVE scenes, shifted, %d bands interpolated, noise σ = %g seed %d",
+			size, size, bands, len(cubes), bands, sigma, seed)}, msi.WriteOptions{Force: force})
 	if err != nil {
 		return err
 	}
