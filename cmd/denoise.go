@@ -98,9 +98,9 @@ folder (16-bit, clipped to [0, 255]), an ENVI .hdr (float32, lossless; the heade
 records the method and its settings), a .npy or a .mat. With --ref it also prints
 the eval table of the input and the result on stdout.
 
-A cube (` + strings.Join(formats.WindowLabels(), ", ") + `) whose run would not fit in --max-memory (or
-any, with --tile) is read, denoised and written in strips of lines with a halo;
-for 2dsc and sc the result is the whole cube's, bit for bit.`,
+A cube in a format read in strips (` + strings.Join(formats.WindowLabels(), ", ") + `) whose run would not fit in
+--max-memory (or any, with --tile) is read, denoised and written in strips of
+lines with a halo; for 2dsc and sc the result is the whole cube's, bit for bit.`,
 		Example: "  tdsc denoise --input noisy30.hdr --sigma 30 --out denoised30.hdr --ref balloons_ms",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -26,12 +26,12 @@ import (
 )
 
 // All lists the formats in the order they are asked to recognize a path
-// (and listed in help). Folder is among them.
-var All = []msi.Format{Folder, envi.Format, npy.Format, mat.Format}
+// (and listed in help), the band stack (folder) first.
+var All = []msi.Format{folder, envi.Format, npy.Format, mat.Format}
 
-// Folder is the format of folders, and of outputs whose name no format
+// folder is the format of folders, and of outputs whose name no format
 // recognizes.
-var Folder = pngstack.Format
+var folder = pngstack.Format
 
 // Named returns the format called name (Info.Name), or nil.
 func Named(name string) msi.Format {
@@ -43,14 +43,15 @@ func Named(name string) msi.Format {
 	return nil
 }
 
-// ForRead returns the format of the cube at path: Folder for an existing
-// folder, else the format that recognizes the name. A path that does not
-// exist and that no format recognizes is "no such file or folder"; one
-// that exists and that no format recognizes is an unknown format.
+// ForRead returns the format of the cube at path: the band stack for an
+// existing folder, else the format that recognizes the name. A path that
+// does not exist and that no format recognizes is "no such file or
+// folder"; one that exists and that no format recognizes is an unknown
+// format.
 func ForRead(path string) (msi.Format, error) {
 	fi, statErr := os.Stat(path)
 	if statErr == nil && fi.IsDir() {
-		return Folder, nil
+		return folder, nil
 	}
 	if f := recognize(path); f != nil {
 		return f, nil
@@ -65,12 +66,12 @@ func ForRead(path string) (msi.Format, error) {
 }
 
 // ForWrite returns the format that writing path writes: the format that
-// recognizes the name, else Folder.
+// recognizes the name, else the band stack.
 func ForWrite(path string) msi.Format {
 	if f := recognize(path); f != nil {
 		return f
 	}
-	return Folder
+	return folder
 }
 
 // recognize returns the first format of All that recognizes path, or nil.

@@ -9,8 +9,8 @@
 //
 //	go run ./scripts/bigcube --scenes $TDSC_DATA/cave --size 4096 --bands 64 --sigma 30 --out big.hdr
 //
-// The cube is written a block of lines at a time (float32 BSQ, package
-// msi's ENVIWriter), so memory is the scenes plus one block.
+// The cube is written a block of lines at a time (float32 BSQ, through
+// formats.CreateWindow), so memory is the scenes plus one block.
 package main
 
 import (

@@ -272,14 +272,14 @@ func AutoScale(dtype string, maxValue float64) float64 {
 // returns the factor used.
 func ApplyScale(c *msi.Cube, dtype string, scale float64) float64 {
 	if scale == 0 {
-		scale = AutoScale(dtype, Max(c.Data))
+		scale = AutoScale(dtype, largest(c.Data))
 	}
 	Scale(c.Data, scale)
 	return scale
 }
 
-// Max returns the largest of values, −Inf for none, as AutoScale takes it.
-func Max(values []float64) float64 {
+// largest returns the largest of values, −Inf for none.
+func largest(values []float64) float64 {
 	m := math.Inf(-1)
 	for _, v := range values {
 		m = math.Max(m, v)

@@ -52,6 +52,9 @@ func (format) Outputs(path string) []string { return []string{path} }
 
 // Open reads the stack in the folder path (see Read).
 func (format) Open(path string, _ msi.ReadOptions) (*msi.Cube, error) {
+	if err := msi.Exists(path); err != nil {
+		return nil, err
+	}
 	if fi, err := os.Stat(path); err == nil && !fi.IsDir() && Format.Recognize(path) {
 		return nil, fmt.Errorf("%s: a single PNG is not a cube: give the folder of band PNGs (<scene>_NN.png)", path)
 	}
@@ -64,9 +67,9 @@ func (format) Open(path string, _ msi.ReadOptions) (*msi.Cube, error) {
 }
 
 // Write writes c as a stack in the folder path, its files named after the
-// folder (see WriteStack).
+// folder (see writeStack).
 func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
-	clipped, err := WriteStack(path, c, "", opts.Force)
+	clipped, err := writeStack(path, c, "", opts.Force)
 	return msi.WriteInfo{Clipped: clipped}, err
 }
 

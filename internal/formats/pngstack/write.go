@@ -19,7 +19,7 @@ import (
 	"tdsc/internal/parallel"
 )
 
-// WriteStack writes c as a band stack: the folder dir holding one 16-bit
+// writeStack writes c as a band stack: the folder dir holding one 16-bit
 // grayscale PNG per band, named <scene>_NN.png with NN = 01, 02, ... (more
 // digits when there are over 99 bands) and scene or, when that is empty,
 // the base name of dir. Values are clipped to [0, 255], scaled by
@@ -32,7 +32,7 @@ import (
 // unless force is set; then it is renamed away, the new folder renamed in
 // and the old one removed. Force refuses to replace anything but a folder
 // holding only PNG files.
-func WriteStack(dir string, c *msi.Cube, scene string, force bool) (int, error) {
+func writeStack(dir string, c *msi.Cube, scene string, force bool) (int, error) {
 	if err := c.Check(); err != nil {
 		return 0, fmt.Errorf("%s: %v", dir, err)
 	}
