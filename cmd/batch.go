@@ -162,7 +162,7 @@ cell failed, 130 when interrupted.`,
 	}
 	f := c.Flags()
 	f.StringVar(&planFile, "plan", "", "JSON plan file (instead of --scenes, --sigma, --seed and --method)")
-	f.StringSliceVar(&scenes, "scenes", nil, "clean scenes: band-stack folders or ENVI .hdr files, paths or glob patterns (repeatable, comma-separated)")
+	f.StringSliceVar(&scenes, "scenes", nil, pathHelp("clean scenes")+"; paths or glob patterns (repeatable, comma-separated)")
 	f.Float64SliceVar(&sigmas, "sigma", nil, "noise levels on the [0, 255] scale, comma-separated")
 	f.UintSliceVar(&seeds, "seed", []uint{1}, "noise seeds, comma-separated")
 	f.StringArrayVar(&methods, "method", nil, "a denoise method and its flags as one string, also its label, e.g. 'sc --atoms 30' or 'sc30=sc --atoms 30' (repeatable)")

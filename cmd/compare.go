@@ -35,7 +35,7 @@ known) or by --band (1-based number).`,
 			if err := refuseExisting(force, out); err != nil {
 				return err
 			}
-			clean, src, err := cf.open(ref, nil)
+			clean, err := cf.open(ref, nil)
 			if err != nil {
 				return flagError(err)
 			}
@@ -45,7 +45,7 @@ known) or by --band (1-based number).`,
 			}
 			panels := [][]float64{clean.Band(b)}
 			for _, in := range inputs {
-				x, err := cf.openLike(in, src)
+				x, err := cf.openLike(in, clean.Stored)
 				if err != nil {
 					return flagError(err)
 				}

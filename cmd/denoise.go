@@ -12,6 +12,7 @@ import (
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/dictfile"
+	"tdsc/internal/formats"
 	"tdsc/internal/methods/nonlocal"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
@@ -93,13 +94,13 @@ with --dict and neither --beta nor --sigma, the β and σ the dictionary was lea
 with. A flag that the chosen method does not read is an error.
 
 σ: --sigma, else estimated from the input (and said on stderr). --out is a PNG stack
-folder (16-bit, clipped to [0, 255]) or an ENVI .hdr (float32, lossless; the header
-records the method and its settings). With --ref it also prints the eval table of
-the input and the result on stdout.
+folder (16-bit, clipped to [0, 255]), an ENVI .hdr (float32, lossless; the header
+records the method and its settings), a .npy or a .mat. With --ref it also prints
+the eval table of the input and the result on stdout.
 
-An ENVI cube whose run would not fit in --max-memory (or any, with --tile) is
-read, denoised and written in strips of lines with a halo; for 2dsc and sc the
-result is the whole cube's, bit for bit.`,
+A cube in a format read in strips (` + strings.Join(formats.WindowLabels(), ", ") + `) whose run would not fit in
+--max-memory (or any, with --tile) is read, denoised and written in strips of
+lines with a halo; for 2dsc and sc the result is the whole cube's, bit for bit.`,
 		Example: "  tdsc denoise --input noisy30.hdr --sigma 30 --out denoised30.hdr --ref balloons_ms",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -123,7 +124,7 @@ result is the whole cube's, bit for bit.`,
 				return fmt.Errorf("--sigma-estimator applies only with --sigma-per-band")
 			}
 			if !force {
-				if err := msi.RefuseExisting(out); err != nil {
+				if err := formats.RefuseExisting(out); err != nil {
 					return err
 				}
 			}
@@ -135,24 +136,20 @@ result is the whole cube's, bit for bit.`,
 			if err != nil {
 				return err
 			}
-			if tiled, budget, err := tf.decide(input, out, spec, ref != "", perBand, log); err != nil {
+			if tiled, budget, err := tf.decide(input, out, &cf, spec, ref != "", perBand, log); err != nil {
 				return flagError(err)
 			} else if tiled {
-				ro, err := cf.readOptions()
-				if err != nil {
-					return flagError(err)
-				}
-				r := stripRun{input: input, out: out, save: save, force: force, sigma: sf.sigma, scale: ro.Scale,
+				r := stripRun{input: input, out: out, save: save, force: force, sigma: sf.sigma, cf: &cf,
 					lines: tf.lines, budget: budget, spec: spec, method: m, log: log}
 				return flagError(r.run(cmd.Context()))
 			}
-			noisy, src, err := cf.open(input, log)
+			noisy, err := cf.open(input, log)
 			if err != nil {
 				return flagError(err)
 			}
 			var clean *msi.Cube
 			if ref != "" {
-				if clean, err = cf.openLike(ref, src); err != nil {
+				if clean, err = cf.openLike(ref, noisy.Stored); err != nil {
 					return err
 				}
 				if !clean.SameSize(noisy) {
@@ -191,12 +188,12 @@ result is the whole cube's, bit for bit.`,
 					return err
 				}
 			}
-			result.Description = describe(m, sigma)
+			result.Metadata = noisy.Metadata // the scene's, unchanged
+			result.Processing = describe(m, sigma)
 			if perBand {
-				result.Description += " (bands whitened to σ = " + fmt.Sprintf("%.4g", sigma) + " by their " + estimator + " estimates)"
+				result.Processing += " (bands whitened to σ = " + fmt.Sprintf("%.4g", sigma) + " by their " + estimator + " estimates)"
 			}
-			result.Header = noisy.Header // the scene's metadata, unchanged
-			if _, err := msi.Write(out, result, cf.writeOptions(src, force)); err != nil {
+			if _, err := writeCube(out, result, cf.writeOptions(noisy.Stored, force), log); err != nil {
 				if learned != nil {
 					os.Remove(save)
 				}
@@ -221,8 +218,8 @@ result is the whole cube's, bit for bit.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&input, "input", "i", "", "noisy cube: a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
-	f.StringVarP(&out, "out", "o", "", "denoised cube: a PNG stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
+	f.StringVarP(&input, "input", "i", "", pathHelp("noisy cube"))
+	f.StringVarP(&out, "out", "o", "", pathHelp("denoised cube"))
 	f.StringVarP(&method, "method", "m", denoise.Default, "denoising method: "+strings.Join(denoise.Names(), ", "))
 	f.StringVar(&mf.dict, "dict", "", "2dsc: use this dictionary instead of learning one from the input")
 	f.StringVar(&save, "save-dict", "", "2dsc: save the dictionary learned from the input to this file")
@@ -237,8 +234,8 @@ result is the whole cube's, bit for bit.`,
 	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
 	f.BoolVar(&perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
-	f.IntVar(&tf.lines, "tile", 0, "denoise an ENVI cube in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
-	f.StringVar(&tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger ENVI cube is denoised in strips that fit it (default: half of the machine's RAM)")
+	f.IntVar(&tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
+	f.StringVar(&tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
 	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
 	return c

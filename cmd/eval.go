@@ -86,13 +86,13 @@ image was removed too, a smaller one that noise was left in.`,
 				}
 				crit.Baseline = b
 			}
-			clean, src, err := cf.open(ref, nil)
+			clean, err := cf.open(ref, nil)
 			if err != nil {
 				return flagError(err)
 			}
 			rows := make([]evalRow, len(inputs))
 			for i, in := range inputs {
-				x, err := cf.openLike(in, src)
+				x, err := cf.openLike(in, clean.Stored)
 				if err != nil {
 					return err
 				}
@@ -128,7 +128,7 @@ image was removed too, a smaller one that noise was left in.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&ref, "ref", "r", "", "clean reference cube: a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR] (array inputs are read with its axes and scale)")
+	f.StringVarP(&ref, "ref", "r", "", pathHelp("clean reference cube")+" (array inputs are read with its axes and scale)")
 	f.BoolVar(&perBand, "per-band", false, "add a PSNR/SSIM row for every band (table and CSV)")
 	f.BoolVar(&asCSV, "csv", false, "print CSV")
 	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")

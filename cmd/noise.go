@@ -99,7 +99,7 @@ clip the values to [0, 255] (a warning says how many).`,
 				return flagError(err)
 			}
 			log := newReporter(cmd)
-			clean, src, err := cf.open(input, log)
+			clean, err := cf.open(input, log)
 			if err != nil {
 				return flagError(err)
 			}
@@ -119,9 +119,9 @@ clip the values to [0, 255] (a warning says how many).`,
 				return flagError(err)
 			}
 			drawn := applied.Lines()
-			noisy.Header = clean.Header // the scene's metadata, unchanged
-			noisy.Description = "tdsc " + version + " noise: " + strings.Join(append([]string{what}, drawn...), "; ")
-			info, err := msi.Write(out, noisy, cf.writeOptions(src, force))
+			noisy.Metadata = clean.Metadata // the scene's, unchanged
+			noisy.Processing = "tdsc " + version + " noise: " + strings.Join(append([]string{what}, drawn...), "; ")
+			info, err := writeCube(out, noisy, cf.writeOptions(clean.Stored, force), log)
 			if err != nil {
 				return err
 			}
@@ -137,7 +137,7 @@ clip the values to [0, 255] (a warning says how many).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&input, "input", "i", "", "clean cube: a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]")
+	f.StringVarP(&input, "input", "i", "", pathHelp("clean cube"))
 	f.StringVarP(&out, "out", "o", "", "noisy cube: an ENVI .hdr or float .npy/.mat (lossless), or a PNG stack folder")
 	f.Float64Var(&spec.Sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale, the same in every band")
 	f.StringVar(&sigmaRange, "sigma-range", "", "LO:HI: each band's σ drawn uniformly from [LO, HI] instead")

@@ -31,10 +31,9 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 		return fmt.Errorf("--sigma-estimator must be %s, %s or %s, got %q", noise.MAD, noise.Regression, noise.Smaller, estimator)
 	}
 	var noisy *msi.Cube
-	var src msi.Source
 	var err error
 	if noisyPath != "" {
-		if noisy, src, err = cf.open(noisyPath, nil); err != nil {
+		if noisy, err = cf.open(noisyPath, nil); err != nil {
 			return flagError(err)
 		}
 	}
@@ -42,9 +41,9 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	for i, in := range inputs {
 		var x *msi.Cube
 		if noisy != nil {
-			x, err = cf.openLike(in, src)
+			x, err = cf.openLike(in, noisy.Stored)
 		} else {
-			x, _, err = cf.open(in, nil)
+			x, err = cf.open(in, nil)
 		}
 		if err != nil {
 			return flagError(err)

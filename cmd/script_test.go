@@ -17,6 +17,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"tdsc/internal/formats"
+	"tdsc/internal/msi"
 	"tdsc/internal/testenv"
 )
 
@@ -34,8 +36,9 @@ func TestMain(m *testing.M) {
 // committed under testdata/ and $ARRAYS the .npy and .mat fixtures beside
 // it. Scripts that need the shared data start with
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
-// Two commands make the binary inputs that a text archive cannot hold:
-// pngband (see cmdPNGBand) and unhex (see cmdUnhex).
+// Three commands make the binary inputs that a text archive cannot hold:
+// pngband (see cmdPNGBand), unhex (see cmdUnhex) and storecube (see
+// cmdStoreCube).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
 	if data != "" || os.Getenv("CI") == "true" {
@@ -58,8 +61,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"pngband": cmdPNGBand,
-			"unhex":   cmdUnhex,
+			"pngband":   cmdPNGBand,
+			"unhex":     cmdUnhex,
+			"storecube": cmdStoreCube,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -174,4 +178,21 @@ func cmdUnhex(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := hex.DecodeString(strings.Join(strings.Fields(ts.ReadFile(args[0])), ""))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+}
+
+// cmdStoreCube stores a cube in other units: `storecube SRC DST SCALE`
+// reads SRC and writes it to DST (a .npy or .mat) as float32 values
+// divided by SCALE, so that `storecube $CROP c.npy 255` makes the crop a
+// reflectance array in [0, 1], which no tdsc command writes from a band
+// stack.
+func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: storecube SRC DST SCALE")
+	}
+	scale, err := strconv.ParseFloat(args[2], 64)
+	ts.Check(err)
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{Scale: scale})
+	ts.Check(err)
 }

@@ -12,6 +12,7 @@ import (
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/dictfile"
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/report"
 	"tdsc/internal/tile"
@@ -74,13 +75,14 @@ func parseBytes(s string) (int64, error) {
 	return int64(v * math.Exp2(float64(sh))), nil
 }
 
-// stripRun is a denoise run strip by strip (package tile).
+// stripRun is a denoise run strip by strip (package tile), in any format
+// that reads (input) and writes (output) windows of lines.
 type stripRun struct {
 	input, out, save string
 	force            bool
-	sigma            float64 // --sigma, 0 when not given
-	scale            float64 // --scale; 0 (auto) is 1 for ENVI
-	lines            int     // core lines per strip, 0 to fit budget
+	sigma            float64    // --sigma, 0 when not given
+	cf               *cubeFlags // how the input is read and the output written
+	lines            int        // core lines per strip, 0 to fit budget
 	budget           int64
 	spec             denoise.Spec
 	method           denoise.Method
@@ -93,7 +95,11 @@ type stripRun struct {
 // written. On error nothing is left of the output or the dictionary file.
 func (r *stripRun) run(ctx context.Context) error {
 	start := time.Now()
-	in, err := msi.OpenENVI(r.input, r.scale)
+	ro, err := r.cf.readOptions()
+	if err != nil {
+		return err
+	}
+	in, err := formats.OpenWindow(r.input, ro)
 	if err != nil {
 		return err
 	}
@@ -134,8 +140,11 @@ func (r *stripRun) run(ctx context.Context) error {
 	if l, ok := r.method.(interface{ Learned() *dictfile.Model }); ok && r.save != "" {
 		learned = l.Learned()
 	}
-	meta := in.Meta()
-	w, err := msi.CreateENVI(r.out, meta, r.force)
+	meta, err := in.Metadata()
+	if err != nil {
+		return err
+	}
+	w, err := formats.CreateWindow(r.out, height, width, bands, meta, r.cf.writeOptions(meta.Stored, r.force))
 	if err != nil {
 		return err
 	}
@@ -154,7 +163,7 @@ func (r *stripRun) run(ctx context.Context) error {
 			return err
 		}
 	}
-	w.SetDescription(describe(r.method, sigma))
+	w.SetProcessing(describe(r.method, sigma))
 	if err := w.Commit(); err != nil {
 		if learned != nil {
 			os.Remove(r.save)
@@ -168,7 +177,7 @@ func (r *stripRun) run(ctx context.Context) error {
 // resolveSigma returns --sigma, or the σ the method knows, or the estimate
 // from at most sigmaWindowLines lines at the middle of the cube (the whole
 // cube's estimate would need the whole cube).
-func (r *stripRun) resolveSigma(in *msi.ENVIReader) (float64, error) {
+func (r *stripRun) resolveSigma(in tile.Reader) (float64, error) {
 	if r.sigma != 0 {
 		return denoise.ResolveSigma(nil, r.sigma, r.method, r.log)
 	}
@@ -187,12 +196,14 @@ func (r *stripRun) resolveSigma(in *msi.ENVIReader) (float64, error) {
 }
 
 // decide reports whether the run goes strip by strip, and the budget in
-// bytes: strips when --tile is given, or when the input is an ENVI cube
-// whose whole-cube run would need more than the budget (the method's
-// BytesPerVoxel per voxel, and fixedMemory). Strips need an ENVI input and
-// output, one σ and no --ref; a forced run without them is an error, an
-// automatic one says why it cannot tile and runs whole.
-func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bool, log report.Reporter) (bool, int64, error) {
+// bytes: strips when --tile is given, or when the input is a cube in a
+// format that reads windows of lines whose whole-cube run would need more
+// than the budget (the method's BytesPerVoxel per voxel, and fixedMemory).
+// Strips need an input and an output in formats that read and write
+// windows (formats.CanReadWindows, CanWriteWindows), one σ and no --ref; a
+// forced run without them is an error, an automatic one says why it
+// cannot tile and runs whole.
+func (t *tileFlags) decide(input, out string, cf *cubeFlags, spec denoise.Spec, ref, perBand bool, log report.Reporter) (bool, int64, error) {
 	if t.lines < 0 {
 		return false, 0, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", t.lines)
 	}
@@ -200,12 +211,16 @@ func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bo
 	if err != nil {
 		return false, 0, err
 	}
+	if _, err := formats.ForRead(input); err != nil {
+		return false, 0, err // missing, or of no format
+	}
+	readErr, writeErr := formats.CanReadWindows(input), formats.CanWriteWindows(out)
 	var why string
 	switch {
-	case !msi.IsENVIPath(input):
-		why = "the input is not an ENVI cube (.hdr/.img), which strips are read from"
-	case !msi.IsENVIPath(out):
-		why = "the output is not an ENVI cube (.hdr/.img), which strips are written to"
+	case readErr != nil:
+		why = "the input is " + readErr.Error()
+	case writeErr != nil:
+		why = "the output is " + writeErr.Error()
 	case ref:
 		why = "--ref needs the whole cube (score the output with tdsc eval instead)"
 	case perBand:
@@ -217,10 +232,14 @@ func (t *tileFlags) decide(input, out string, spec denoise.Spec, ref, perBand bo
 		}
 		return true, budget, nil
 	}
-	if !msi.IsENVIPath(input) {
+	if readErr != nil {
 		return false, budget, nil // its size is known only once it is read
 	}
-	in, err := msi.OpenENVI(input, 0)
+	ro, err := cf.readOptions()
+	if err != nil {
+		return false, 0, err
+	}
+	in, err := formats.OpenWindow(input, ro)
 	if err != nil {
 		return false, 0, err
 	}

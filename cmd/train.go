@@ -37,7 +37,7 @@ slices side by side, contrast-normalised per atom).`,
 				return err
 			}
 			log := newReporter(cmd)
-			noisy, _, err := cf.open(input, log)
+			noisy, err := cf.open(input, log)
 			if err != nil {
 				return flagError(err)
 			}
@@ -76,7 +76,7 @@ slices side by side, contrast-normalised per atom).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&input, "input", "i", "", "cube to learn from: a band-stack folder or an ENVI .hdr")
+	f.StringVarP(&input, "input", "i", "", pathHelp("cube to learn from"))
 	f.StringVar(&out, "save-dict", "", "dictionary file to write (JSON)")
 	f.StringVar(&atomsImage, "atoms-png", "", "also draw the atoms into this PNG")
 	deprecatedSpelling(f, "out", "o", "save-dict")

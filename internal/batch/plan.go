@@ -18,6 +18,15 @@
 //	ROOT/SCENE/sigmaS-seedN/LABEL.json            the result of one cell
 //	ROOT/SCENE/sigmaS-seedN/LABEL.hdr, LABEL.img  its denoised cube (kept on request)
 //
+// Scenes are cubes of any format that package formats reads (a band-stack
+// folder, ENVI, .npy, .mat[:VAR]), read with the format's automatic scale,
+// so every cube of a cell is on the working [0, 255] scale: the clean
+// scene as read, the noisy cube (ENVI float32 stores the working scale as
+// it is, whatever the scene's format) and the denoised one, which the
+// child tdsc denoise reads and writes as ENVI on that scale. A .npy of
+// reflectance in [0, 1] is thus noised and scored ×255, as tdsc noise and
+// tdsc eval would.
+//
 // Every file is written atomically (package atomicfile), so an interrupted
 // run leaves either a whole result or none. A result records the
 // fingerprint of its cell (Cell.Fingerprint: the scene's path, σ, seed,
@@ -41,12 +50,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"tdsc/internal/formats"
 )
 
 // Plan is a batch run as a plan file holds it or the command line gives it.
 // Relative paths in a plan file are relative to the file's folder.
 type Plan struct {
-	// Scenes are clean cubes: band-stack folders or ENVI .hdr files, each a
+	// Scenes are clean cubes in any format tdsc reads (band-stack folders,
+	// ENVI .hdr files, .npy files, .mat files or FILE.mat:VAR), each a
 	// path or a glob pattern (filepath.Match syntax) that must match at
 	// least one.
 	Scenes []string `json:"scenes"`
@@ -155,7 +167,7 @@ type Resolved struct {
 // Scene is one clean cube of a plan.
 type Scene struct {
 	// Name names the scene's folder under the root: the base name of its
-	// band-stack folder or of its ENVI file without the extension.
+	// band-stack folder, or of its file without the extension.
 	Name string
 	// Path is the cube's absolute path.
 	Path string
@@ -272,8 +284,8 @@ func absFrom(baseDir, path string) string {
 // expandScenes turns scene paths and patterns into scenes sorted by name.
 // A pattern that matches nothing, a path that does not exist, a match that
 // is not a cube, and two cubes of the same name are errors. A path given
-// twice (by two patterns) counts once; an ENVI cube matched by both its
-// .hdr and its .img counts once.
+// twice (by two patterns) counts once, and so does a cube of several files
+// matched by more than one (an ENVI cube by its .hdr and its .img).
 func expandScenes(patterns []string, baseDir string) ([]Scene, error) {
 	byName := map[string]Scene{}
 	for _, pat := range patterns {
@@ -289,7 +301,7 @@ func expandScenes(patterns []string, baseDir string) ([]Scene, error) {
 			}
 			matches = m
 		} else {
-			if _, err := os.Stat(full); err != nil {
+			if !exists(full) {
 				return nil, fmt.Errorf("scene %s: no such file or folder", pat)
 			}
 			matches = []string{full}
@@ -315,28 +327,38 @@ func expandScenes(patterns []string, baseDir string) ([]Scene, error) {
 
 func hasMeta(pattern string) bool { return strings.ContainsAny(pattern, `*?[\`) }
 
-// sceneAt names the cube at path: a folder is a band stack, a .hdr or .img
-// file an ENVI cube (named and opened by its .hdr).
-func sceneAt(path string) (Scene, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return Scene{}, fmt.Errorf("scene %s: %v", path, err)
+// exists reports whether the scene path is on disk: the path itself, or
+// the file it names a part of (FILE.mat of FILE.mat:VAR).
+func exists(path string) bool {
+	if _, err := os.Stat(path); err == nil {
+		return true
 	}
-	if fi.IsDir() {
+	_, err := os.Stat(formats.ForWrite(path).Outputs(path)[0])
+	return err == nil
+}
+
+// sceneAt names the cube at path: a folder by its name, a file by its
+// name without the extension (a MAT-file variable by its file's). A cube of several files (ENVI) has one path
+// whichever of them was matched: the first of its files that exists (its
+// .hdr).
+func sceneAt(path string) (Scene, error) {
+	f, err := formats.ForRead(path)
+	if err != nil {
+		return Scene{}, fmt.Errorf("scene %s: not a cube (want %s)", path, formats.Paths())
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return Scene{Name: filepath.Base(path), Path: path}, nil
 	}
-	ext := filepath.Ext(path)
-	if strings.EqualFold(ext, ".hdr") || strings.EqualFold(ext, ".img") {
-		stem := strings.TrimSuffix(path, ext)
-		hdr := stem + ".hdr"
-		if strings.EqualFold(ext, ".hdr") {
-			hdr = path
-		} else if _, err := os.Stat(hdr); err != nil {
-			hdr = stem + ".HDR"
+	if outs := f.Outputs(path); slices.Contains(outs, path) {
+		for _, o := range outs {
+			if fi, err := os.Stat(o); err == nil && fi.Mode().IsRegular() {
+				path = o
+				break
+			}
 		}
-		return Scene{Name: filepath.Base(stem), Path: hdr}, nil
 	}
-	return Scene{}, fmt.Errorf("scene %s: not a cube (want a band-stack folder or an ENVI .hdr file)", path)
+	file := filepath.Base(f.Outputs(path)[0]) // FILE.mat of FILE.mat:VAR
+	return Scene{Name: strings.TrimSuffix(file, filepath.Ext(file)), Path: path}, nil
 }
 
 // slug makes a label a file name: every run of characters other than ASCII

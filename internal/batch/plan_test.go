@@ -118,6 +118,32 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestResolveFormats resolves scenes of every format: each named by its
+// file without the extension (a MAT-file variable by its file), an ENVI
+// cube by its header whichever of its files matched, once.
+func TestResolveFormats(t *testing.T) {
+	base := sceneTree(t, nil, []string{"arr/x.npy", "arr/y.mat", "arr/c.hdr", "arr/c.img", "more/d.img", "more/d.img.hdr", "more/v.mat"})
+	p := &Plan{Scenes: []string{"arr/*", "more/d.img", "more/v.mat:cube"}, Sigmas: []float64{10}, Methods: []Method{{Name: "a"}}, Out: "out"}
+	r, err := Resolve(p, base, acceptAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Scene{
+		{"c", filepath.Join(base, "arr", "c.hdr")},
+		{"d", filepath.Join(base, "more", "d.img")}, // its header is d.img.hdr
+		{"v", filepath.Join(base, "more", "v.mat:cube")},
+		{"x", filepath.Join(base, "arr", "x.npy")},
+		{"y", filepath.Join(base, "arr", "y.mat")},
+	}
+	if !slices.Equal(r.Scenes, want) {
+		t.Errorf("scenes\n%v\nwant\n%v", r.Scenes, want)
+	}
+	p.Scenes = []string{"more/w.mat:cube"}
+	if _, err := Resolve(p, base, acceptAll); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("a variable of a missing file: %v", err)
+	}
+}
+
 func TestResolveErrors(t *testing.T) {
 	base := sceneTree(t, []string{"cave/a_ms", "more/a_ms"}, []string{"x.txt", "afile"})
 	ok := func() *Plan {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/quality/metrics"
@@ -164,7 +165,7 @@ func (r *Runner) outputPath(c Cell) string {
 // scene, σ and the seed, so the same plan writes the same bytes). It
 // returns the clean cube, to score the cells against.
 func (r *Runner) makeNoisy(g Group) (*msi.Cube, error) {
-	clean, err := msi.Open(g.Scene.Path)
+	clean, err := formats.Open(g.Scene.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +174,8 @@ func (r *Runner) makeNoisy(g Group) (*msi.Cube, error) {
 		return nil, err
 	}
 	noisy := noise.Add(nil, clean, g.Sigma, g.Seed)
-	noisy.Description = fmt.Sprintf("tdsc batch: %s with noise σ = %s, seed %d", g.Scene.Path, formatSigma(g.Sigma), g.Seed)
-	if _, err := msi.Write(path, noisy, msi.WriteOptions{Force: true}); err != nil {
+	noisy.Processing = fmt.Sprintf("tdsc batch: %s with noise σ = %s, seed %d", g.Scene.Path, formatSigma(g.Sigma), g.Seed)
+	if _, err := formats.Write(path, noisy, msi.WriteOptions{Force: true}); err != nil {
 		return nil, err
 	}
 	return clean, nil
@@ -220,7 +221,7 @@ func (r *Runner) runCell(ctx context.Context, c Cell, clean *msi.Cube) (*Result,
 	if !r.KeepOutputs {
 		defer removeCube(out)
 	}
-	x, err := msi.Open(out)
+	x, err := formats.Open(out)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ import (
 	"slices"
 	"strings"
 
-	"tdsc/internal/msi"
+	"tdsc/internal/formats/pngstack"
 )
 
 // Image is a grayscale image on the [0, 1] scale; pixel (x, y) is
@@ -40,18 +40,18 @@ type Image struct {
 }
 
 // ErrColour is wrapped by the error of reading a colour image without
-// luminance conversion (msi.ErrColour).
-var ErrColour = msi.ErrColour
+// luminance conversion (pngstack.ErrColour).
+var ErrColour = pngstack.ErrColour
 
 // ReadPNG reads the PNG file at path as a grayscale image on [0, 1]
-// (msi.ReadGrayPNG with White = 1). Grayscale PNGs (8 or 16 bits, with or
+// (pngstack.ReadGrayPNG with White = 1). Grayscale PNGs (8 or 16 bits, with or
 // without alpha) are read as they are, and so are colour PNGs whose R, G
 // and B are equal in every pixel. Any other colour PNG is an error (wrapping
 // ErrColour) naming the first coloured pixel, unless luminance is set: then
 // every pixel becomes 0.299·R + 0.587·G + 0.114·B (BT.601 luma of the stored
 // samples). Alpha is ignored. Errors name the file.
 func ReadPNG(path string, luminance bool) (*Image, error) {
-	pix, h, w, err := msi.ReadGrayPNG(path, msi.GrayOptions{White: 1, Luminance: luminance})
+	pix, h, w, err := pngstack.ReadGrayPNG(path, pngstack.GrayOptions{White: 1, Luminance: luminance})
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"tdsc/internal/msi"
+	"tdsc/internal/formats/pngstack"
 	"tdsc/internal/testenv"
 )
 
@@ -128,7 +128,7 @@ func TestReadPNGScalesAndConverts(t *testing.T) {
 // band-stack reader of package msi, which works on [0, 255].
 func TestReadPNGMatchesBandStackReader(t *testing.T) {
 	stack := testenv.Path(t, "reference", "balloons_crop", "clean")
-	cube, _, err := msi.ReadPNGStack(stack)
+	cube, _, err := pngstack.Read(stack)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,46 +1,115 @@
-// Package msi holds multispectral image cubes and reads and writes them as
-// Columbia-style PNG band stacks, ENVI files, NumPy .npy arrays and MATLAB
-// MAT-files (Open, OpenWith and Write choose by the path).
+// Package msi holds multispectral image cubes, their format-neutral
+// metadata, and the seam through which file formats read and write them
+// (Format; the formats themselves are the packages under
+// internal/formats, and package formats chooses one by the path).
 //
-// Every cube is on the working intensity scale [0, 255] (float64): 16-bit PNG
-// values are scaled by 255/65535 on reading, 8-bit values are taken as they
-// are, and written PNGs are clipped to [0, 255] and scaled by 65535/255.
-// ENVI values are taken and written as they are. Array files (.npy, .mat)
-// are multiplied by a scale on reading, given or chosen by AutoScale from
-// the element type and the largest value (reflectance in [0, 1] by 255,
-// 16-bit counts by 255/65535, ...), and divided by it on writing, so that
-// an output is stored like its input (WriteOptions.Like).
+// Every cube is on the working intensity scale [0, 255] (float64): a format
+// brings its stored values to that scale on reading (a PNG band stack by
+// its bit depth, an array file by a factor, see ReadOptions.Scale) and
+// takes them back on writing.
 package msi
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
 
-// Cube is an H×W×B multispectral image on the [0, 255] scale.
+// Cube is an H×W×B multispectral image on the [0, 255] scale, with what is
+// known of its scene (Metadata, whose fields are promoted: c.Wavelengths).
 //
 // Data is band-sequential: voxel (y, x, b) is Data[(b*Height+y)*Width+x], so
 // every band is one contiguous row-major image.
 type Cube struct {
 	Height, Width, Bands int
 	Data                 []float64
-	// Wavelengths holds the centre wavelength of every band in nanometres,
-	// or is nil when they are not known.
-	Wavelengths []float64
-	// Description, if not empty, says how the cube was made; ENVI output
-	// records it in the header's description after the intensity scale,
-	// or, when Header has a description of its own, in a field
-	// "tdsc processing" beside it.
-	Description string
-	// Header holds the fields of an ENVI input's header that describe the
-	// scene rather than the data layout (description, wavelength and its
-	// units, fwhm, map info, coordinate system string, band names, …), in
-	// their order and verbatim, so that ENVI output carries them unchanged.
-	// A method's result has none; the command line copies them from the
-	// input to the output.
-	Header []HeaderField
+	Metadata
 }
 
-// HeaderField is one "key = value" field of an ENVI header, Key and Value
-// as written (a {…} value with its braces and line breaks).
-type HeaderField struct{ Key, Value string }
+// Metadata is what a cube says about its scene and its history beyond its
+// values, in terms no file format owns. A format maps what it can store
+// to these fields on reading and back on writing (see Format's Info and
+// Carried); what a format stores that has no neutral field here travels in
+// Fields, verbatim, from an input of that format to an output of it.
+//
+// Wavelengths and FWHM are in nanometres whatever unit a file states them
+// in: the format converts (ENVI's micrometres, say, are multiplied by
+// 1000), so that every consumer reads one unit.
+type Metadata struct {
+	// Wavelengths holds the centre wavelength of every band in
+	// nanometres, or is nil when they are not known.
+	Wavelengths []float64
+	// FWHM holds the full width at half maximum of every band's response
+	// in nanometres, or is nil when not known.
+	FWHM []float64
+	// BandNames holds a name for every band, or is nil.
+	BandNames []string
+	// Description is the scene's own description, as its input gave it;
+	// empty when it has none.
+	Description string
+	// Processing, if not empty, says how tdsc made the cube (the command
+	// and its settings). Commands set it on their outputs; no format reads
+	// it back as such (an ENVI header records it beside the scene's
+	// description).
+	Processing string
+	// NoData, when HasNoData is set, is the value that marks voxels
+	// without data, on the working scale like the voxels (ENVI's data
+	// ignore value times the scale of reading).
+	NoData    float64
+	HasNoData bool
+	// Stored says how the values were stored in the file they were read
+	// from. Open sets it; writers do not read it (WriteOptions.Like turns
+	// it into options for storing an output like its input).
+	Stored Storage
+	// Fields are format-specific facts with no neutral field above (an
+	// ENVI header's map info, a MAT-file's variable name), in their order
+	// and verbatim, so that an output of the same format carries them
+	// unchanged; other formats ignore them.
+	Fields []Field
+}
+
+// Storage is how a cube's values were stored.
+type Storage struct {
+	// Format is the name of the format read (Info.Name: "png", "envi",
+	// "npy", "mat").
+	Format string
+	// DType is the stored element type, one of the array formats' type
+	// names ("float32", "float64", "uint16", "uint8", "int16"); empty for
+	// a PNG band stack.
+	DType string
+	// Axes is the order of an array file's stored dimensions as the
+	// letters H, W and B; empty for formats with a fixed layout.
+	Axes string
+	// Scale is the factor applied on reading: working = stored × Scale.
+	Scale float64
+}
+
+// Field is one format-specific fact of Metadata.Fields: Format is the name
+// of the format that reads and writes it (Info.Name), Key and Value are as
+// that format stores them (an ENVI "{…}" value with its braces and line
+// breaks).
+type Field struct{ Format, Key, Value string }
+
+// FieldsOf returns the fields of format, in order.
+func (m *Metadata) FieldsOf(format string) []Field {
+	var out []Field
+	for _, f := range m.Fields {
+		if f.Format == format {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// clone returns a deep copy of m.
+func (m Metadata) clone() Metadata {
+	m.Wavelengths = slices.Clone(m.Wavelengths)
+	m.FWHM = slices.Clone(m.FWHM)
+	m.BandNames = slices.Clone(m.BandNames)
+	m.Fields = slices.Clone(m.Fields)
+	return m
+}
 
 // NewCube returns a zero cube of the given size. It panics if a dimension is
 // not positive.
@@ -72,14 +141,9 @@ func (c *Cube) SameSize(o *Cube) bool {
 // Size formats the cube's size as "H×W×B".
 func (c *Cube) Size() string { return fmt.Sprintf("%d×%d×%d", c.Height, c.Width, c.Bands) }
 
-// Clone returns a deep copy of c.
+// Clone returns a deep copy of c, metadata included.
 func (c *Cube) Clone() *Cube {
-	d := &Cube{Height: c.Height, Width: c.Width, Bands: c.Bands, Data: append([]float64(nil), c.Data...), Description: c.Description,
-		Header: append([]HeaderField(nil), c.Header...)}
-	if c.Wavelengths != nil {
-		d.Wavelengths = append([]float64(nil), c.Wavelengths...)
-	}
-	return d
+	return &Cube{Height: c.Height, Width: c.Width, Bands: c.Bands, Data: slices.Clone(c.Data), Metadata: c.Metadata.clone()}
 }
 
 // Crop returns a copy of the h×w×bands block of c whose first voxel is
@@ -99,4 +163,46 @@ func (c *Cube) Crop(y0, x0, b0, h, w, bands int) *Cube {
 		out.Wavelengths = append([]float64(nil), c.Wavelengths[b0:b0+bands]...)
 	}
 	return out
+}
+
+// Check reports a cube whose fields disagree with each other: a size that
+// is not positive, a Data slice of the wrong length, per-band metadata of
+// another length than Bands, or a wavelength, FWHM or no-data value that
+// is not a finite number. Writers call it before writing anything.
+func (c *Cube) Check() error {
+	switch {
+	case c == nil:
+		return errors.New("no cube")
+	case c.Height <= 0 || c.Width <= 0 || c.Bands <= 0:
+		return fmt.Errorf("bad cube size %s", c.Size())
+	case len(c.Data) != c.Height*c.Width*c.Bands:
+		return fmt.Errorf("cube of size %s has %d values, want %d", c.Size(), len(c.Data), c.Height*c.Width*c.Bands)
+	}
+	return c.CheckFor(c.Bands)
+}
+
+// CheckFor reports per-band metadata that does not fit a cube of bands
+// bands, and a wavelength, FWHM or no-data value that is not finite.
+func (m *Metadata) CheckFor(bands int) error {
+	switch {
+	case m.Wavelengths != nil && len(m.Wavelengths) != bands:
+		return fmt.Errorf("cube has %d bands but %d wavelengths", bands, len(m.Wavelengths))
+	case m.FWHM != nil && len(m.FWHM) != bands:
+		return fmt.Errorf("cube has %d bands but %d FWHM values", bands, len(m.FWHM))
+	case m.BandNames != nil && len(m.BandNames) != bands:
+		return fmt.Errorf("cube has %d bands but %d band names", bands, len(m.BandNames))
+	case m.HasNoData && (math.IsNaN(m.NoData) || math.IsInf(m.NoData, 0)):
+		return fmt.Errorf("no-data value %v is not a number", m.NoData)
+	}
+	for _, wl := range m.Wavelengths {
+		if math.IsNaN(wl) || math.IsInf(wl, 0) {
+			return fmt.Errorf("wavelength %v is not a number", wl)
+		}
+	}
+	for _, w := range m.FWHM {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return fmt.Errorf("FWHM %v is not a number", w)
+		}
+	}
+	return nil
 }

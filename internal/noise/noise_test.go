@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"tdsc/internal/formats/pngstack"
 	"tdsc/internal/msi"
 	"tdsc/internal/quality/metrics"
 	"tdsc/internal/testenv"
@@ -167,7 +168,7 @@ func TestNoisyBalloonsPSNR(t *testing.T) {
 func readBalloons(t *testing.T) *msi.Cube {
 	t.Helper()
 	dir := testenv.Path(t, "cave", "balloons_ms")
-	c, _, err := msi.ReadPNGStack(dir)
+	c, _, err := pngstack.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

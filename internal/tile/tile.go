@@ -4,8 +4,9 @@
 // are written out. Only one strip is held at a time.
 //
 // Strips span the whole width of the cube rather than being square tiles.
-// Whole lines are what ENVI files of every interleave store contiguously
-// (or band by band), and a strip keeps a patch method's work in the same
+// Whole lines are what ENVI files of every interleave, and array files
+// whose slowest axis is the height, store contiguously (or band by band),
+// and a strip keeps a patch method's work in the same
 // order as on the whole cube: package patch processes patches in stripes of
 // rows, so a strip whose edges fall on stripe boundaries (Geometry.Align)
 // codes the same patches in the same batches and sums their reconstructions
@@ -63,13 +64,13 @@ func Plan(height, lines int, g Geometry) []Strip {
 	return strips
 }
 
-// Reader gives the lines of a cube (msi.ENVIReader is one).
+// Reader gives the lines of a cube (an msi.WindowReader is one).
 type Reader interface {
 	Size() (height, width, bands int)
 	ReadLines(y0, n int) (*msi.Cube, error)
 }
 
-// Writer takes the lines of the output (msi.ENVIWriter is one).
+// Writer takes the lines of the output (an msi.WindowWriter is one).
 type Writer interface {
 	WriteLines(c *msi.Cube, y0 int) error
 }

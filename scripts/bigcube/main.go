@@ -9,8 +9,8 @@
 //
 //	go run ./scripts/bigcube --scenes $TDSC_DATA/cave --size 4096 --bands 64 --sigma 30 --out big.hdr
 //
-// The cube is written a block of lines at a time (float32 BSQ, package
-// msi's ENVIWriter), so memory is the scenes plus one block.
+// The cube is written a block of lines at a time (float32 BSQ, through
+// formats.CreateWindow), so memory is the scenes plus one block.
 package main
 
 import (
@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 )
 
@@ -52,7 +53,7 @@ func run(dir string, size, bands int, sigma float64, seed uint64, out string, fo
 	sort.Strings(paths)
 	var cubes []*msi.Cube
 	for _, p := range paths {
-		c, err := msi.Open(p)
+		c, err := formats.Open(p)
 		if err != nil {
 			return err
 		}
@@ -90,9 +91,9 @@ func run(dir string, size, bands int, sigma float64, seed uint64, out string, fo
 	}
 	noise := rand.New(rand.NewPCG(seed, 0x6269_6763_7562_6532))
 
-	w, err := msi.CreateENVI(out, &msi.Cube{Height: size, Width: size, Bands: bands, Wavelengths: wavelengths,
-		Description: fmt.Sprintf("synthetic %d×%d×%d mosaic of %d CAVE scenes, shifted, %d bands interpolated, noise σ = %g seed %d",
-			size, size, bands, len(cubes), bands, sigma, seed)}, force)
+	w, err := formats.CreateWindow(out, size, size, bands, msi.Metadata{Wavelengths: wavelengths,
+		Processing: fmt.Sprintf("synthetic %d×%d×%d mosaic of %d CAVE scenes, shifted, %d bands interpolated, noise σ = %g seed %d",
+			size, size, bands, len(cubes), bands, sigma, seed)}, msi.WriteOptions{Force: force})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/algebra/tproduct/tproducttest"
-	"tdsc/internal/msi"
+	"tdsc/internal/formats/pngstack"
 	"tdsc/internal/testenv"
 )
 
@@ -15,7 +15,7 @@ import (
 // standard deviation sigma added on the [0, 255] scale (seeded).
 func benchBalloonPatches(b *testing.B, n int, sigma float64) *tproduct.Tensor {
 	b.Helper()
-	cube, _, err := msi.ReadPNGStack(testenv.Path(b, "cave", "balloons_ms"))
+	cube, _, err := pngstack.Read(testenv.Path(b, "cave", "balloons_ms"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,417 +1,512 @@
-// Package npy reads and writes the header of NumPy's .npy array files, the
-// format np.save writes and np.load reads.
+// Package npy reads and writes cubes as NumPy .npy files (np.save,
+// np.load): one 3-D array of float32, float64, uint8, uint16 or int16
+// values, either byte order, C or Fortran order, with its dimensions in
+// any order (ReadOptions.Axes names them in the order of the shape). It
+// reads whole files and windows of lines, and writes C-order little-endian
+// files whole or a window of lines at a time.
 //
-// A .npy file is a magic string ("\x93NUMPY"), a format version (1.0, 2.0 or
-// 3.0), the length of a header (two bytes little-endian in version 1, four
-// in versions 2 and 3), the header itself and then the array's raw values.
-// The header is a Python dict literal with three keys:
+// Values are multiplied by a scale on reading, given or chosen by
+// array.AutoScale from the element type and the largest value, and divided
+// by it on writing. A .npy file carries no metadata.
 //
-//	{'descr': '<f4', 'fortran_order': False, 'shape': (4, 5, 3), }
-//
-// descr is the element type: a byte-order character ('<' little-endian,
-// '>' big-endian, '|' not applicable for one-byte types), a kind ('f'
-// float, 'u' unsigned integer, 'i' signed integer) and the size in bytes.
-// shape lists the dimensions. fortran_order says how the values are laid
-// out: False is C (row-major) order, where the last index varies fastest;
-// True is Fortran (column-major) order, where the first varies fastest. The
-// header is padded with spaces and ended with a newline so that the data
-// starts at a multiple of 64 bytes.
-//
-// This package parses and formats the header only; the caller reads or
-// writes the values that follow, whose layout the Header describes. The
-// parser takes the subset of Python literal syntax that NumPy writes (and
-// older NumPy versions wrote: "L" suffixes on integers, double quotes) and
-// refuses anything else with an error that says what was wrong.
+// C order (fortran_order False, NumPy's default) means the last dimension
+// varies fastest; Fortran order the first. The axes name the dimensions of
+// the shape in both cases, as NumPy reports them: a PyTorch-style cube of
+// shape (B, H, W) is read with axes "BHW".
 package npy
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
+	"os"
+	"path/filepath"
 	"strings"
+
+	"tdsc/internal/atomicfile"
+	"tdsc/internal/formats/array"
+	"tdsc/internal/msi"
 )
 
-// Magic is the string every .npy file starts with.
-const Magic = "\x93NUMPY"
+// name is the format's name in Storage.Format.
+const name = "npy"
 
-// maxHeaderLen bounds the header length accepted on reading. NumPy itself
-// refuses headers over 10 000 bytes unless told otherwise; a cube's header
-// is under 128.
-const maxHeaderLen = 1 << 16
+// Format is the .npy format.
+var Format msi.Format = format{}
 
-// Kind is the kind of an element type.
-type Kind byte
+type format struct{}
 
-// The element kinds this package accepts: descr's kind character.
-const (
-	Float    Kind = 'f'
-	Unsigned Kind = 'u'
-	Signed   Kind = 'i'
-)
-
-// Header is the parsed header of a .npy file.
-type Header struct {
-	// Kind and Size (in bytes) are the element type.
-	Kind Kind
-	Size int
-	// BigEndian is set when the values are stored most significant byte
-	// first ('>' in descr). It is false for one-byte types.
-	BigEndian bool
-	// Fortran is set for column-major (Fortran) order, unset for
-	// row-major (C) order.
-	Fortran bool
-	// Shape lists the dimensions.
-	Shape []int
-	// DataOffset is the number of bytes before the values: magic,
-	// version, header length and header. Set by ReadHeader; ignored by
-	// WriteHeader.
-	DataOffset int
+func (format) Info() msi.Info {
+	return msi.Info{Name: name, Label: ".npy", Path: "a .npy", Takes: msi.TakesAxes | msi.TakesScale | msi.TakesDType}
 }
 
-// Descr returns the header's element type in NumPy's spelling, such as
-// "<f4" or "|u1".
-func (h Header) Descr() string {
-	order := byte('<')
-	switch {
-	case h.Size == 1:
-		order = '|'
-	case h.BigEndian:
-		order = '>'
+// Recognize reports whether path ends in .npy, in any case.
+func (format) Recognize(path string) bool { return strings.EqualFold(filepath.Ext(path), ".npy") }
+
+// Outputs returns path.
+func (format) Outputs(path string) []string { return []string{path} }
+
+// Open reads the 3-D array of the .npy file at path with its dimensions in
+// the order opts.Axes, its values multiplied by opts.Scale or the
+// automatic factor.
+func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
+	axes, err := readChecks(path, opts)
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("%c%c%d", order, h.Kind, h.Size)
-}
-
-// Order returns the byte order of the values.
-func (h Header) Order() binary.ByteOrder {
-	if h.BigEndian {
-		return binary.BigEndian
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
-	return binary.LittleEndian
+	c, dtype, err := decode(data, axes, path)
+	if err != nil {
+		return nil, err
+	}
+	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: array.ApplyScale(c, dtype, opts.Scale)}
+	return c, nil
 }
 
-// Values returns the number of values the shape holds and whether that
-// number, and its size in bytes, fit in an int.
-func (h Header) Values() (int, bool) {
-	n := 1
+// readChecks checks what reading path with opts needs and returns the
+// axes, parsed.
+func readChecks(path string, opts msi.ReadOptions) (string, error) {
+	axes, err := array.ParseAxes(opts.Axes)
+	if err != nil {
+		return "", err
+	}
+	if err := msi.CheckScale(opts.Scale); err != nil {
+		return "", err
+	}
+	return axes, msi.Exists(path)
+}
+
+// Write writes c divided by opts.Scale (0 means 1) to path as a .npy
+// array of element type opts.DType (float32 by default), little-endian, C
+// order, with the dimensions in the order opts.Axes.
+func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	if err := c.Check(); err != nil {
+		return msi.WriteInfo{}, fmt.Errorf("%s: %v", path, err)
+	}
+	axes, t, scale, err := writeChecks(opts)
+	if err != nil {
+		return msi.WriteInfo{}, err
+	}
+	clipped, err := write(path, c, axes, t, scale, opts.Force)
+	return msi.WriteInfo{Clipped: clipped}, err
+}
+
+// writeChecks checks the array options of opts and returns the axes, the
+// element type and the scale (0 made 1).
+func writeChecks(opts msi.WriteOptions) (string, array.Type, float64, error) {
+	axes, err := array.ParseAxes(opts.Axes)
+	if err != nil {
+		return "", array.Type{}, 0, err
+	}
+	if err := msi.CheckScale(opts.Scale); err != nil {
+		return "", array.Type{}, 0, err
+	}
+	scale := opts.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	t, err := array.TypeNamed(opts.DType)
+	return axes, t, scale, err
+}
+
+// arrayHeader reads and checks the header at the start of r, a .npy file
+// of size bytes named name: a non-empty 3-D array with exactly the data
+// its shape needs. It returns the header and the element type.
+func arrayHeader(r io.Reader, size int64, axes, name string) (header, array.Type, error) {
+	h, err := readHeader(r)
+	if err != nil {
+		return header{}, array.Type{}, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(h.Shape) != 3 {
+		return header{}, array.Type{}, fmt.Errorf("%s: the array is %d-D (shape %s); a cube needs 3 dimensions (%s)", name, len(h.Shape), shapeText(h.Shape), axes)
+	}
 	for _, d := range h.Shape {
-		if d < 0 || d != 0 && n > math.MaxInt/d {
-			return 0, false
-		}
-		n *= d
-	}
-	if h.Size > 0 && n > math.MaxInt/h.Size {
-		return 0, false
-	}
-	return n, true
-}
-
-// ReadHeader reads the magic, version, header length and header from r and
-// parses the header. Errors say what is wrong without naming a file; the
-// caller adds the name.
-func ReadHeader(r io.Reader) (Header, error) {
-	var pre [10]byte
-	n, _ := io.ReadFull(r, pre[:8])
-	if n == 0 {
-		return Header{}, errors.New("empty file: not a .npy file")
-	}
-	if !strings.HasPrefix(string(pre[:n]), Magic) && !strings.HasPrefix(Magic, string(pre[:n])) {
-		return Header{}, errors.New(`not a .npy file: it does not start with "\x93NUMPY"`)
-	}
-	if n < 8 {
-		return Header{}, fmt.Errorf("truncated: %d bytes, too short for a .npy header", n)
-	}
-	major, minor := pre[6], pre[7]
-	var headerLen, offset int
-	switch major {
-	case 1:
-		if _, err := io.ReadFull(r, pre[8:10]); err != nil {
-			return Header{}, errors.New("truncated in the header length")
-		}
-		headerLen, offset = int(binary.LittleEndian.Uint16(pre[8:10])), 10
-	case 2, 3:
-		var n [4]byte
-		if _, err := io.ReadFull(r, n[:]); err != nil {
-			return Header{}, errors.New("truncated in the header length")
-		}
-		l := binary.LittleEndian.Uint32(n[:])
-		if l > maxHeaderLen {
-			return Header{}, fmt.Errorf("header length %d is implausibly large (over %d bytes)", l, maxHeaderLen)
-		}
-		headerLen, offset = int(l), 12
-	default:
-		return Header{}, fmt.Errorf("unsupported .npy format version %d.%d (supported: 1.0, 2.0, 3.0)", major, minor)
-	}
-	text := make([]byte, headerLen)
-	if n, err := io.ReadFull(r, text); err != nil {
-		return Header{}, fmt.Errorf("truncated: the header says it is %d bytes, only %d follow", headerLen, n)
-	}
-	h, err := ParseHeader(text)
-	if err != nil {
-		return Header{}, err
-	}
-	h.DataOffset = offset + headerLen
-	return h, nil
-}
-
-// ParseHeader parses the dict literal of a .npy header (the text after the
-// header length, padding and final newline included).
-func ParseHeader(text []byte) (Header, error) {
-	p := &parser{s: string(bytes.TrimRight(text, " \t\r\n\x00"))}
-	fields, err := p.dict()
-	if err != nil {
-		return Header{}, fmt.Errorf("bad header %q: %v", clip(p.s), err)
-	}
-	var h Header
-	descr, ok := fields["descr"]
-	if !ok {
-		return Header{}, errors.New("header has no 'descr'")
-	}
-	ds, ok := descr.(string)
-	if !ok {
-		return Header{}, errors.New("'descr' is not a string: structured arrays are not supported")
-	}
-	if err := h.setDescr(ds); err != nil {
-		return Header{}, err
-	}
-	fo, ok := fields["fortran_order"]
-	if !ok {
-		return Header{}, errors.New("header has no 'fortran_order'")
-	}
-	if h.Fortran, ok = fo.(bool); !ok {
-		return Header{}, errors.New("'fortran_order' is not True or False")
-	}
-	shape, ok := fields["shape"]
-	if !ok {
-		return Header{}, errors.New("header has no 'shape'")
-	}
-	if h.Shape, ok = shape.([]int); !ok {
-		return Header{}, errors.New("'shape' is not a tuple of whole numbers")
-	}
-	for k := range fields {
-		if k != "descr" && k != "fortran_order" && k != "shape" {
-			return Header{}, fmt.Errorf("unexpected header key %q", clip(k))
+		if d == 0 {
+			return header{}, array.Type{}, fmt.Errorf("%s: the array is empty (shape %s)", name, shapeText(h.Shape))
 		}
 	}
-	if _, ok := h.Values(); !ok {
-		return Header{}, fmt.Errorf("shape %v is too large", h.Shape)
+	n, _ := h.Values()
+	want := int64(n) * int64(h.Size)
+	got := size - int64(h.DataOffset)
+	if got < want {
+		return header{}, array.Type{}, fmt.Errorf("%s: truncated: shape %s of %s needs %d bytes of data, the file has %d", name, shapeText(h.Shape), h.Descr(), want, got)
 	}
-	return h, nil
-}
-
-// setDescr parses a descr string into the element type.
-func (h *Header) setDescr(d string) error {
-	bad := func() error {
-		return fmt.Errorf("unsupported element type %q (supported: float32 <f4, float64 <f8, uint8 |u1, uint16 <u2, int16 <i2, either byte order)", clip(d))
+	if got > want {
+		return header{}, array.Type{}, fmt.Errorf("%s: %d bytes after the data of shape %s of %s (%d bytes): not a single .npy array", name, got-want, shapeText(h.Shape), h.Descr(), want)
 	}
-	if len(d) != 3 {
-		return bad()
-	}
-	h.Kind = Kind(d[1])
-	h.Size = int(d[2] - '0')
+	var t array.Type
 	switch {
-	case h.Kind == Float && (h.Size == 4 || h.Size == 8):
-	case h.Kind == Unsigned && (h.Size == 1 || h.Size == 2):
-	case h.Kind == Signed && h.Size == 2:
+	case h.Kind == kindFloat && h.Size == 4:
+		t = array.Float32
+	case h.Kind == kindFloat:
+		t = array.Float64
+	case h.Kind == kindUnsigned && h.Size == 1:
+		t = array.Uint8
+	case h.Kind == kindUnsigned:
+		t = array.Uint16
 	default:
-		return bad()
+		t = array.Int16
 	}
-	switch d[0] {
-	case '<':
-	case '>':
-		h.BigEndian = h.Size > 1
-	case '|':
-		if h.Size != 1 {
-			return fmt.Errorf("element type %q: '|' (no byte order) is only for one-byte types", d)
+	return h, t, nil
+}
+
+// decode decodes the bytes of a .npy file with its dimensions in the
+// order axes and returns the cube, values as stored, and its element
+// type's name; name is the file's name for errors.
+func decode(data []byte, axes, name string) (*msi.Cube, string, error) {
+	h, t, err := arrayHeader(bytes.NewReader(data), int64(len(data)), axes, name)
+	if err != nil {
+		return nil, "", err
+	}
+	l := array.NewLayout([3]int(h.Shape), axes, h.Fortran)
+	c, err := array.Decode(data[h.DataOffset:], l, h.Size, t.Float, array.Decoder(byte(h.Kind), h.Size, h.Order()), 0)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %v", name, err)
+	}
+	return c, t.Name, nil
+}
+
+// shapeText formats dimensions as NumPy prints a shape, "(4, 5, 3)".
+func shapeText(dims []int) string {
+	parts := make([]string, len(dims))
+	for i, d := range dims {
+		parts[i] = fmt.Sprint(d)
+	}
+	if len(dims) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// headerFor returns the header of a C-order little-endian array of
+// element type t and dimensions dims.
+func headerFor(t array.Type, dims [3]int) header {
+	h := header{Shape: dims[:], Size: t.Size}
+	switch t {
+	case array.Float32, array.Float64:
+		h.Kind = kindFloat
+	case array.Int16:
+		h.Kind = kindSigned
+	default:
+		h.Kind = kindUnsigned
+	}
+	return h
+}
+
+// write writes c divided by scale to path as a .npy array of element type
+// t (little-endian), C order, with the dimensions in the order axes. It
+// returns the number of values clipped to an integer type's range.
+func write(path string, c *msi.Cube, axes string, t array.Type, scale float64, force bool) (int, error) {
+	dims := array.Dims(axes, c.Height, c.Width, c.Bands)
+	raw, clipped, err := array.Encode(c, array.NewLayout(dims, axes, false), t, scale, 0)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", path, err)
+	}
+	f, err := atomicfile.Create(path, force)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := writeHeader(f, headerFor(t, dims)); err != nil {
+		f.Abort()
+		return 0, fmt.Errorf("%s: %v", path, err)
+	}
+	if _, err := f.Write(raw); err != nil {
+		f.Abort()
+		return 0, fmt.Errorf("%s: %v", path, err)
+	}
+	return clipped, atomicfile.Commit(f)
+}
+
+// lineRuns returns where lines y0 .. y0+n−1 of an array of dimensions
+// dims (axes naming them) lie in its values: runs of length contiguous
+// values starting at starts, in the order of the values in the file. Read
+// in that order and packed, the runs are the sub-array of those lines,
+// laid out as the whole array is with its H dimension n.
+//
+// The lines are one run when H is the slowest dimension (C order with H
+// first, Fortran order with H last), one run per index of the slower
+// dimension when H is in the middle, and one run of n values per pair of
+// the other indices when H is the fastest (C order with H last, Fortran
+// order with H first): those files read a window in many small reads.
+func lineRuns(dims [3]int, axes string, fortran bool, y0, n int) (starts []int64, length int) {
+	order := [3]int{0, 1, 2} // dimensions from slowest to fastest
+	if fortran {
+		order = [3]int{2, 1, 0}
+	}
+	var strides [3]int
+	stride := 1
+	for i := 2; i >= 0; i-- {
+		strides[order[i]] = stride
+		stride *= dims[order[i]]
+	}
+	hAt := strings.IndexByte(axes, 'H')
+	var slower []int // dimensions slower than H, slowest first
+	for _, k := range order {
+		if k == hAt {
+			break
 		}
-	default:
-		return fmt.Errorf("element type %q: byte order %q is not '<', '>' or '|'", d, d[0])
+		slower = append(slower, k)
 	}
+	count := 1
+	for _, k := range slower {
+		count *= dims[k]
+	}
+	starts = make([]int64, 0, count)
+	idx := make([]int, len(slower))
+	for range count {
+		off := y0 * strides[hAt]
+		for i, k := range slower {
+			off += idx[i] * strides[k]
+		}
+		starts = append(starts, int64(off))
+		for i := len(idx) - 1; i >= 0; i-- { // the fastest of them first
+			idx[i]++
+			if idx[i] < dims[slower[i]] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return starts, n * strides[hAt]
+}
+
+// windowDims returns dims with the H dimension made n.
+func windowDims(dims [3]int, axes string, n int) [3]int {
+	dims[strings.IndexByte(axes, 'H')] = n
+	return dims
+}
+
+// OpenWindow opens the .npy file at path for reading a window of lines at
+// a time (see reader).
+func (format) OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
+	axes, err := readChecks(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	h, t, err := arrayHeader(f, fi.Size(), axes, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &reader{path: path, f: f, h: h, t: t, axes: axes, dims: [3]int(h.Shape), scale: opts.Scale,
+		value: array.Decoder(byte(h.Kind), h.Size, h.Order())}, nil
+}
+
+// reader reads a .npy array a window of lines at a time (msi.WindowReader)
+// with the runs of lineRuns, one read each. Values are decoded and scaled
+// as Open does, so that a window equals the same lines of Open's cube;
+// the automatic scale, which depends on the largest value of the whole
+// array, is found by one pass over the file when first needed.
+type reader struct {
+	path  string
+	f     *os.File
+	h     header
+	t     array.Type
+	axes  string
+	dims  [3]int
+	value array.DecodeFunc
+	scale float64 // 0 until the automatic scale is found
+	raw   []byte  // the bytes of the last window, reused
+}
+
+// Size returns the cube's height, width and band count.
+func (r *reader) Size() (height, width, bands int) {
+	l := array.NewLayout(r.dims, r.axes, r.h.Fortran)
+	return l.Height, l.Width, l.Bands
+}
+
+// Metadata returns the cube's Storage (a .npy file has no other
+// metadata), finding the automatic scale if it is not known yet.
+func (r *reader) Metadata() (msi.Metadata, error) {
+	if err := r.findScale(); err != nil {
+		return msi.Metadata{}, err
+	}
+	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale}}, nil
+}
+
+// passBytes is the size of the reads of findScale's pass.
+const passBytes = 1 << 20
+
+// findScale sets r.scale to array.AutoScale's factor for the array's
+// largest value, read in one pass over the file, unless it is set. A NaN
+// or infinite value is an error naming its place, as Open's.
+func (r *reader) findScale() error {
+	if r.scale != 0 {
+		return nil
+	}
+	n, _ := r.h.Values()
+	size := r.h.Size
+	buf := make([]byte, passBytes/size*size)
+	largest := math.Inf(-1)
+	for i := 0; i < n; {
+		k := min(n-i, len(buf)/size)
+		chunk := buf[:k*size]
+		if _, err := r.f.ReadAt(chunk, int64(r.h.DataOffset)+int64(i)*int64(size)); err != nil {
+			return fmt.Errorf("%s: %v", r.path, err)
+		}
+		for j := range k {
+			v := r.value(chunk[j*size:])
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				y, x, b := r.place(i + j)
+				return fmt.Errorf("%s: value %v at band %d, line %d, sample %d (from 0): NaN and infinite values are not supported", r.path, v, b, y, x)
+			}
+			largest = math.Max(largest, v)
+		}
+		i += k
+	}
+	r.scale = array.AutoScale(r.t.Name, largest)
 	return nil
 }
 
-// WriteHeader writes magic, version, header length and header for h to w,
-// padded so that the values start at a multiple of 64 bytes. It uses
-// format version 1.0, or 2.0 when the header needs more than 65535 bytes.
-// It returns the number of bytes written.
-func WriteHeader(w io.Writer, h Header) (int, error) {
-	var dict strings.Builder
-	parts := make([]string, len(h.Shape))
-	for i, d := range h.Shape {
-		parts[i] = strconv.Itoa(d)
-	}
-	shape := strings.Join(parts, ", ")
-	if len(h.Shape) == 1 {
-		shape += "," // a Python one-tuple keeps its comma
-	}
-	fortran := "False"
-	if h.Fortran {
-		fortran = "True"
-	}
-	fmt.Fprintf(&dict, "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }", h.Descr(), fortran, shape)
-	pre := 10
-	if dict.Len()+1+pre > 65535 {
-		pre = 12
-	}
-	total := pre + dict.Len() + 1
-	pad := (64 - total%64) % 64
-	text := dict.String() + strings.Repeat(" ", pad) + "\n"
-	var buf []byte
-	buf = append(buf, Magic...)
-	if pre == 10 {
-		buf = append(buf, 1, 0)
-		buf = binary.LittleEndian.AppendUint16(buf, uint16(len(text)))
+// place returns the line, sample and band of the i-th value of the file.
+func (r *reader) place(i int) (y, x, b int) {
+	var idx [3]int
+	if r.h.Fortran {
+		for k := range 3 {
+			idx[k], i = i%r.dims[k], i/r.dims[k]
+		}
 	} else {
-		buf = append(buf, 2, 0)
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(text)))
-	}
-	buf = append(buf, text...)
-	return w.Write(buf)
-}
-
-// parser reads the Python literal subset of a .npy header: a dict with
-// string keys whose values are strings, True/False or tuples of integers.
-type parser struct {
-	s   string
-	pos int
-}
-
-func (p *parser) space() {
-	for p.pos < len(p.s) && strings.IndexByte(" \t\r\n", p.s[p.pos]) >= 0 {
-		p.pos++
-	}
-}
-
-// accept skips spaces and then c if it is next, reporting whether it was.
-func (p *parser) accept(c byte) bool {
-	p.space()
-	if p.pos < len(p.s) && p.s[p.pos] == c {
-		p.pos++
-		return true
-	}
-	return false
-}
-
-func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("at offset %d: %s", p.pos, fmt.Sprintf(format, args...))
-}
-
-func (p *parser) dict() (map[string]any, error) {
-	if !p.accept('{') {
-		return nil, p.errorf("want '{'")
-	}
-	fields := map[string]any{}
-	for !p.accept('}') {
-		key, err := p.str()
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := fields[key]; dup {
-			return nil, p.errorf("key %q appears twice", clip(key))
-		}
-		if !p.accept(':') {
-			return nil, p.errorf("want ':' after key %q", clip(key))
-		}
-		v, err := p.value()
-		if err != nil {
-			return nil, err
-		}
-		fields[key] = v
-		if !p.accept(',') {
-			if !p.accept('}') {
-				return nil, p.errorf("want ',' or '}'")
-			}
-			break
+		for k := 2; k >= 0; k-- {
+			idx[k], i = i%r.dims[k], i/r.dims[k]
 		}
 	}
-	p.space()
-	if p.pos != len(p.s) {
-		return nil, p.errorf("text after the closing '}'")
-	}
-	return fields, nil
-}
-
-func (p *parser) value() (any, error) {
-	p.space()
-	switch {
-	case p.pos < len(p.s) && (p.s[p.pos] == '\'' || p.s[p.pos] == '"'):
-		return p.str()
-	case strings.HasPrefix(p.s[p.pos:], "True"):
-		p.pos += 4
-		return true, nil
-	case strings.HasPrefix(p.s[p.pos:], "False"):
-		p.pos += 5
-		return false, nil
-	case p.accept('('):
-		var dims []int
-		for !p.accept(')') {
-			d, err := p.integer()
-			if err != nil {
-				return nil, err
-			}
-			dims = append(dims, d)
-			if !p.accept(',') {
-				if !p.accept(')') {
-					return nil, p.errorf("want ',' or ')' in the shape")
-				}
-				break
-			}
+	for k := range 3 {
+		switch r.axes[k] {
+		case 'H':
+			y = idx[k]
+		case 'W':
+			x = idx[k]
+		case 'B':
+			b = idx[k]
 		}
-		if dims == nil {
-			dims = []int{}
+	}
+	return y, x, b
+}
+
+// ReadLines returns lines y0 .. y0+n−1 of the cube on the working scale.
+func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
+	height, _, _ := r.Size()
+	if n < 1 || y0 < 0 || y0 > height-n {
+		return nil, fmt.Errorf("%s: lines [%d, %d) are outside the cube's %d lines", r.path, y0, y0+n, height)
+	}
+	if err := r.findScale(); err != nil {
+		return nil, err
+	}
+	starts, length := lineRuns(r.dims, r.axes, r.h.Fortran, y0, n)
+	size := r.h.Size
+	run := length * size
+	if block := len(starts) * run; cap(r.raw) < block {
+		r.raw = make([]byte, block)
+	}
+	raw := r.raw[:len(starts)*run]
+	for i, s := range starts {
+		if _, err := r.f.ReadAt(raw[i*run:(i+1)*run], int64(r.h.DataOffset)+s*int64(size)); err != nil {
+			return nil, fmt.Errorf("%s: %v", r.path, err)
 		}
-		return dims, nil
-	case p.accept('['):
-		return nil, p.errorf("a list value (structured element types are not supported)")
 	}
-	return nil, p.errorf("want a string, True, False or a tuple")
-}
-
-func (p *parser) str() (string, error) {
-	p.space()
-	if p.pos >= len(p.s) || p.s[p.pos] != '\'' && p.s[p.pos] != '"' {
-		return "", p.errorf("want a quoted string")
-	}
-	q := p.s[p.pos]
-	end := strings.IndexByte(p.s[p.pos+1:], q)
-	if end < 0 {
-		return "", p.errorf("string never closed")
-	}
-	s := p.s[p.pos+1 : p.pos+1+end]
-	if strings.IndexByte(s, '\\') >= 0 {
-		return "", p.errorf("escapes in strings are not supported")
-	}
-	p.pos += end + 2
-	return s, nil
-}
-
-func (p *parser) integer() (int, error) {
-	p.space()
-	start := p.pos
-	for p.pos < len(p.s) && p.s[p.pos] >= '0' && p.s[p.pos] <= '9' {
-		p.pos++
-	}
-	if start == p.pos {
-		return 0, p.errorf("want a non-negative whole number in the shape")
-	}
-	n, err := strconv.Atoi(p.s[start:p.pos])
+	l := array.NewLayout(windowDims(r.dims, r.axes, n), r.axes, r.h.Fortran)
+	c, err := array.Decode(raw, l, size, r.t.Float, r.value, y0)
 	if err != nil {
-		return 0, p.errorf("dimension %s is too large", clip(p.s[start:p.pos]))
+		return nil, fmt.Errorf("%s: %v", r.path, err)
 	}
-	if p.pos < len(p.s) && (p.s[p.pos] == 'L' || p.s[p.pos] == 'l') {
-		p.pos++ // Python 2 long literal
-	}
-	return n, nil
+	array.Scale(c.Data, r.scale)
+	return c, nil
 }
 
-// clip shortens s for an error message.
-func clip(s string) string {
-	const n = 60
-	if len(s) > n {
-		return s[:n] + "..."
+// Close closes the file.
+func (r *reader) Close() error { return r.f.Close() }
+
+// CreateWindow starts a .npy output written a window of lines at a time
+// (see writer), stored as Write stores it with opts.
+func (format) CreateWindow(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
+	if height < 1 || width < 1 || bands < 1 {
+		return nil, fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
 	}
-	return s
+	if err := meta.CheckFor(bands); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	axes, t, scale, err := writeChecks(opts)
+	if err != nil {
+		return nil, err
+	}
+	dims := array.Dims(axes, height, width, bands)
+	f, err := atomicfile.Create(path, opts.Force)
+	if err != nil {
+		return nil, err
+	}
+	offset, err := writeHeader(f, headerFor(t, dims))
+	if err != nil {
+		f.Abort()
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &writer{path: path, f: f, dims: dims, axes: axes, t: t, scale: scale, width: width, bands: bands,
+		offset: int64(offset), lines: msi.NewLines(height)}, nil
 }
+
+// writer writes a .npy array a window of lines at a time
+// (msi.WindowWriter): the header first, then each window's values encoded
+// as Write encodes them and written into the runs of lineRuns, so that
+// the file is byte for byte the one Write writes for the whole cube.
+type writer struct {
+	path         string
+	f            *atomicfile.File
+	dims         [3]int
+	axes         string
+	t            array.Type
+	scale        float64
+	width, bands int
+	offset       int64 // of the values
+	lines        *msi.Lines
+}
+
+// WriteLines writes the lines of c as lines y0 .. y0+c.Height−1.
+func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
+	if c.Width != w.width || c.Bands != w.bands || len(c.Data) != c.Height*c.Width*c.Bands {
+		return fmt.Errorf("%s: a block of %s for a cube %d wide with %d bands", w.path, c.Size(), w.width, w.bands)
+	}
+	if err := w.lines.Check(y0, c.Height); err != nil {
+		return fmt.Errorf("%s: %v", w.path, err)
+	}
+	l := array.NewLayout(windowDims(w.dims, w.axes, c.Height), w.axes, false)
+	raw, _, err := array.Encode(c, l, w.t, w.scale, y0)
+	if err != nil {
+		return fmt.Errorf("%s: %v", w.path, err)
+	}
+	starts, length := lineRuns(w.dims, w.axes, false, y0, c.Height)
+	run := length * w.t.Size
+	for i, s := range starts {
+		if _, err := w.f.WriteAt(raw[i*run:(i+1)*run], w.offset+s*int64(w.t.Size)); err != nil {
+			return fmt.Errorf("%s: %v", w.path, err)
+		}
+	}
+	w.lines.Mark(y0, c.Height)
+	return nil
+}
+
+// SetProcessing does nothing: a .npy file records no history.
+func (w *writer) SetProcessing(string) {}
+
+// Commit renames the file into place once every line is written.
+func (w *writer) Commit() error {
+	if err := w.lines.Done(); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: %v", w.path, err)
+	}
+	return atomicfile.Commit(w.f)
+}
+
+// Abort removes the temporary file.
+func (w *writer) Abort() { w.f.Abort() }

@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"tdsc/internal/msi"
+	"tdsc/internal/formats"
 	"tdsc/internal/noise"
 )
 
 // BenchmarkDenoiseCrop runs the whole method on the committed 128×128×31
 // balloons crop at σ = 30.
 func BenchmarkDenoiseCrop(b *testing.B) {
-	clean, err := msi.Open("../../../testdata/balloons_crop128")
+	clean, err := formats.Open("../../../testdata/balloons_crop128")
 	if err != nil {
 		b.Fatal(err)
 	}

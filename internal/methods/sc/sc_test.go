@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
@@ -21,7 +22,7 @@ const regressionPSNR = 37.7623
 
 func balloons(t *testing.T) *msi.Cube {
 	t.Helper()
-	c, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
+	c, err := formats.Open(testenv.Path(t, "cave", "balloons_ms"))
 	if err != nil {
 		t.Fatal(err)
 	}

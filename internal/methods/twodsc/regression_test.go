@@ -3,7 +3,7 @@ package twodsc
 import (
 	"testing"
 
-	"tdsc/internal/msi"
+	"tdsc/internal/formats"
 	"tdsc/internal/testenv"
 )
 
@@ -22,7 +22,7 @@ func TestRegressionBalloons(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: reads a full scene")
 	}
-	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
+	full, err := formats.Open(testenv.Path(t, "cave", "balloons_ms"))
 	if err != nil {
 		t.Fatal(err)
 	}

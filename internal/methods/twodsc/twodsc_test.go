@@ -15,6 +15,7 @@ import (
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/algebra/tproduct/tproducttest"
 	"tdsc/internal/algebra/tsc"
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/quality/metrics"
@@ -22,7 +23,7 @@ import (
 
 func readCrop(t *testing.T) *msi.Cube {
 	t.Helper()
-	c, err := msi.Open("../../../testdata/balloons_crop128")
+	c, err := formats.Open("../../../testdata/balloons_crop128")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"tdsc/internal/formats/pngstack"
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv"
 )
@@ -34,11 +35,11 @@ func TestBalloonsCropReference(t *testing.T) {
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatalf("metrics.json: %v", err)
 	}
-	clean, _, err := msi.ReadPNGStack(filepath.Join(dir, "clean"))
+	clean, _, err := pngstack.Read(filepath.Join(dir, "clean"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	noisy, _, err := msi.ReadPNGStack(filepath.Join(dir, "noisy_sigma20"))
+	noisy, _, err := pngstack.Read(filepath.Join(dir, "noisy_sigma20"))
 	if err != nil {
 		t.Fatal(err)
 	}

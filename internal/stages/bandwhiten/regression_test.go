@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/methods/nonlocal"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
@@ -27,7 +28,7 @@ func TestRegressionBalloons(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: reads a full scene")
 	}
-	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
+	full, err := formats.Open(testenv.Path(t, "cave", "balloons_ms"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 )
@@ -32,16 +33,16 @@ func TestMeasureQRNN3D(t *testing.T) {
 	out.WriteString(tableHeader + "\n")
 	for _, first := range firsts {
 		name := strings.TrimSuffix(filepath.Base(first), "_c1.hdr")
-		if clean, err := msi.Open(filepath.Join(dir, name+"_clean.hdr")); err == nil {
+		if clean, err := formats.Open(filepath.Join(dir, name+"_clean.hdr")); err == nil {
 			t.Logf("%s clean:\n%s", name, Detect(clean).Summary())
 		}
 		for k := noise.CaseNonIID; k <= noise.CaseMixture; k++ {
 			base := filepath.Join(dir, name+"_c"+string(rune('0'+k)))
-			noisy, err := msi.Open(base + ".hdr")
+			noisy, err := formats.Open(base + ".hdr")
 			if err != nil {
 				t.Fatal(err)
 			}
-			sparse, err := msi.Open(base + "_sparse.hdr")
+			sparse, err := formats.Open(base + "_sparse.hdr")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func TestMeasureQRNN3D(t *testing.T) {
 // BenchmarkDetect512 times Detect on a 512×512×31 cube with the mixture
 // case's noise (the balloons crop tiled 4×4).
 func BenchmarkDetect512(b *testing.B) {
-	crop, err := msi.Open("../../../testdata/balloons_crop128")
+	crop, err := formats.Open("../../../testdata/balloons_crop128")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 )
 
 func openCrop(t *testing.T) *msi.Cube {
 	t.Helper()
-	c, err := msi.Open("../../../testdata/balloons_crop128")
+	c, err := formats.Open("../../../testdata/balloons_crop128")
 	if err != nil {
 		t.Fatal(err)
 	}

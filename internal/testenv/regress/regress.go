@@ -6,6 +6,7 @@ package regress
 import (
 	"testing"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/quality/metrics"
@@ -25,7 +26,7 @@ func Balloons(t *testing.T, y0, x0, b0, n, bands int, sigma float64) (clean, noi
 	if testing.Short() {
 		t.Skip("-short: reads a full scene")
 	}
-	full, err := msi.Open(testenv.Path(t, "cave", "balloons_ms"))
+	full, err := formats.Open(testenv.Path(t, "cave", "balloons_ms"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,8 @@
-package msi
+// Package array holds what the array formats (.npy and .mat) share: the
+// axis order of a stored 3-D array, the element types, the scale between
+// stored values and the working [0, 255] scale, and the copy between a
+// stored array and a band-sequential cube.
+package array
 
 import (
 	"encoding/binary"
@@ -6,13 +10,9 @@ import (
 	"math"
 	"strings"
 
+	"tdsc/internal/msi"
 	"tdsc/internal/option"
 )
-
-// This file holds what the array formats (.npy and .mat) share: the axis
-// order of a stored 3-D array, the element types, the scale between stored
-// values and the working [0, 255] scale, and the copy between a stored
-// array and a band-sequential cube.
 
 // DefaultAxes is the axis order of an array file when none is given:
 // height, width, bands (the order of MATLAB's size(x) and of NumPy's shape
@@ -35,84 +35,102 @@ func ParseAxes(s string) (string, error) {
 	return u, nil
 }
 
-// elemType is an element type of a stored array.
-type elemType struct {
-	name  string // NumPy's name: "float32", "uint16", ...
-	size  int    // bytes per value
-	float bool
+// Type is an element type of a stored array.
+type Type struct {
+	Name  string // NumPy's name: "float32", "uint16", ...
+	Size  int    // bytes per value
+	Float bool
 	// lo and hi bound the integer types' values (unused for floats).
 	lo, hi float64
 }
 
 // The element types that the array formats read and write.
 var (
-	typeFloat32 = elemType{name: "float32", size: 4, float: true}
-	typeFloat64 = elemType{name: "float64", size: 8, float: true}
-	typeUint8   = elemType{name: "uint8", size: 1, lo: 0, hi: math.MaxUint8}
-	typeUint16  = elemType{name: "uint16", size: 2, lo: 0, hi: math.MaxUint16}
-	typeInt16   = elemType{name: "int16", size: 2, lo: math.MinInt16, hi: math.MaxInt16}
+	Float32 = Type{Name: "float32", Size: 4, Float: true}
+	Float64 = Type{Name: "float64", Size: 8, Float: true}
+	Uint8   = Type{Name: "uint8", Size: 1, lo: 0, hi: math.MaxUint8}
+	Uint16  = Type{Name: "uint16", Size: 2, lo: 0, hi: math.MaxUint16}
+	Int16   = Type{Name: "int16", Size: 2, lo: math.MinInt16, hi: math.MaxInt16}
 )
 
-// DTypes lists the element types that .npy and .mat output can have, in
-// NumPy's spelling (MATLAB's single and double are float32 and float64).
+// DTypes lists the element types that array output can have, in NumPy's
+// spelling (MATLAB's single and double are float32 and float64).
 var DTypes = []string{"float32", "float64", "uint16", "uint8", "int16"}
 
-// elemTypeNamed returns the element type of a DTypes name ("" means
-// float32), or an *option.Error for field "dtype".
-func elemTypeNamed(name string) (elemType, error) {
+// TypeNamed returns the element type of a DTypes name ("" means float32;
+// MATLAB's "single" and "double" are accepted too), or an *option.Error
+// for field "dtype".
+func TypeNamed(name string) (Type, error) {
 	switch strings.ToLower(name) {
 	case "", "float32", "single":
-		return typeFloat32, nil
+		return Float32, nil
 	case "float64", "double":
-		return typeFloat64, nil
+		return Float64, nil
 	case "uint8":
-		return typeUint8, nil
+		return Uint8, nil
 	case "uint16":
-		return typeUint16, nil
+		return Uint16, nil
 	case "int16":
-		return typeInt16, nil
+		return Int16, nil
 	}
-	return elemType{}, option.Errorf("dtype", name, "element type %q is not one of %s", name, strings.Join(DTypes, ", "))
+	return Type{}, option.Errorf("dtype", name, "element type %q is not one of %s", name, strings.Join(DTypes, ", "))
 }
 
-// layout says where a stored 3-D array's values are: strides, in values,
-// of a step along each cube axis.
-type layout struct {
-	height, width, bands int
-	sy, sx, sb           int
+// Layout says where a stored 3-D array's values are: the cube's size and
+// the strides, in values, of a step along each cube axis.
+type Layout struct {
+	Height, Width, Bands int
+	SY, SX, SB           int
 }
 
-// arrayLayout returns the layout of a 3-D array with dimensions dims (in
+// Dims returns the dimensions of a height×width×bands cube stored with its
+// axes in the order axes (a ParseAxes result).
+func Dims(axes string, height, width, bands int) [3]int {
+	var dims [3]int
+	for k := range 3 {
+		switch axes[k] {
+		case 'H':
+			dims[k] = height
+		case 'W':
+			dims[k] = width
+		case 'B':
+			dims[k] = bands
+		}
+	}
+	return dims
+}
+
+// NewLayout returns the layout of a 3-D array with dimensions dims (in
 // the stored order, which axes names) stored column-major (first index
 // fastest) or row-major (last index fastest).
-func arrayLayout(dims [3]int, axes string, columnMajor bool) layout {
+func NewLayout(dims [3]int, axes string, columnMajor bool) Layout {
 	var strides [3]int
 	if columnMajor {
 		strides = [3]int{1, dims[0], dims[0] * dims[1]}
 	} else {
 		strides = [3]int{dims[1] * dims[2], dims[2], 1}
 	}
-	var l layout
+	var l Layout
 	for k := range 3 {
 		switch axes[k] {
 		case 'H':
-			l.height, l.sy = dims[k], strides[k]
+			l.Height, l.SY = dims[k], strides[k]
 		case 'W':
-			l.width, l.sx = dims[k], strides[k]
+			l.Width, l.SX = dims[k], strides[k]
 		case 'B':
-			l.bands, l.sb = dims[k], strides[k]
+			l.Bands, l.SB = dims[k], strides[k]
 		}
 	}
 	return l
 }
 
-// decodeFunc returns the value of the element at the start of b.
-type decodeFunc func(b []byte) float64
+// DecodeFunc returns the value of the element at the start of b.
+type DecodeFunc func(b []byte) float64
 
-// decoder returns the decodeFunc of a stored element kind: 'f' float, 'u'
+// Decoder returns the DecodeFunc of a stored element kind: 'f' float, 'u'
 // unsigned or 'i' signed integer, of size bytes, in byte order order; nil
 // if there is none.
-func decoder(kind byte, size int, order binary.ByteOrder) decodeFunc {
+func Decoder(kind byte, size int, order binary.ByteOrder) DecodeFunc {
 	switch {
 	case kind == 'f' && size == 4:
 		return func(b []byte) float64 { return float64(math.Float32frombits(order.Uint32(b))) }
@@ -138,21 +156,23 @@ func decoder(kind byte, size int, order binary.ByteOrder) decodeFunc {
 	return nil
 }
 
-// decodeArray copies the values of raw, laid out as l with size bytes per
-// value, into a new cube. A NaN or infinite value (possible only when float
-// is set) is an error naming its place, as for ENVI input.
-func decodeArray(raw []byte, l layout, size int, float bool, value decodeFunc) (*Cube, error) {
-	c := NewCube(l.height, l.width, l.bands)
-	for b := range l.bands {
+// Decode copies the values of raw, laid out as l with size bytes per
+// value, into a new cube. firstLine is the cube's first line in the whole
+// array, for error messages (0 unless raw holds a window of lines). A NaN
+// or infinite value (possible only when float is set) is an error naming
+// its place, as for ENVI input.
+func Decode(raw []byte, l Layout, size int, float bool, value DecodeFunc, firstLine int) (*msi.Cube, error) {
+	c := msi.NewCube(l.Height, l.Width, l.Bands)
+	for b := range l.Bands {
 		band := c.Band(b)
-		for y := range l.height {
-			row := band[y*l.width : (y+1)*l.width]
-			src := b*l.sb + y*l.sy
+		for y := range l.Height {
+			row := band[y*l.Width : (y+1)*l.Width]
+			src := b*l.SB + y*l.SY
 			for x := range row {
-				off := (src + x*l.sx) * size
+				off := (src + x*l.SX) * size
 				v := value(raw[off : off+size])
 				if float && (math.IsNaN(v) || math.IsInf(v, 0)) {
-					return nil, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): NaN and infinite values are not supported", v, b, y, x)
+					return nil, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): NaN and infinite values are not supported", v, b, firstLine+y, x)
 				}
 				row[x] = v
 			}
@@ -161,13 +181,14 @@ func decodeArray(raw []byte, l layout, size int, float bool, value decodeFunc) (
 	return c, nil
 }
 
-// encodeArray returns the values of c divided by scale as elements of type
-// t, little-endian, laid out as l, and the number of values that an integer
+// Encode returns the values of c divided by scale as elements of type t,
+// little-endian, laid out as l, and the number of values that an integer
 // type had to clip to its range (after rounding to the nearest whole
-// number, halves away from zero). A NaN or infinite value, or one too large
-// for float32, is an error naming its place.
-func encodeArray(c *Cube, l layout, t elemType, scale float64) ([]byte, int, error) {
-	out := make([]byte, len(c.Data)*t.size)
+// number, halves away from zero). firstLine is c's first line in the
+// whole array, for error messages. A NaN or infinite value, or one too
+// large for float32, is an error naming its place.
+func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int) ([]byte, int, error) {
+	out := make([]byte, len(c.Data)*t.Size)
 	clipped := 0
 	for b := range c.Bands {
 		band := c.Band(b)
@@ -175,17 +196,17 @@ func encodeArray(c *Cube, l layout, t elemType, scale float64) ([]byte, int, err
 			for x, v := range band[y*c.Width : (y+1)*c.Width] {
 				s := v / scale
 				if math.IsNaN(s) || math.IsInf(s, 0) {
-					return nil, 0, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0) is not a finite number", v, b, y, x)
+					return nil, 0, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0) is not a finite number", v, b, firstLine+y, x)
 				}
-				off := (b*l.sb + y*l.sy + x*l.sx) * t.size
-				dst := out[off : off+t.size]
+				off := (b*l.SB + y*l.SY + x*l.SX) * t.Size
+				dst := out[off : off+t.Size]
 				switch t {
-				case typeFloat64:
+				case Float64:
 					binary.LittleEndian.PutUint64(dst, math.Float64bits(s))
-				case typeFloat32:
+				case Float32:
 					f := float32(s)
 					if math.IsInf(float64(f), 0) {
-						return nil, 0, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0) cannot be stored as float32", v, b, y, x)
+						return nil, 0, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0) cannot be stored as float32", v, b, firstLine+y, x)
 					}
 					binary.LittleEndian.PutUint32(dst, math.Float32bits(f))
 				default:
@@ -194,7 +215,7 @@ func encodeArray(c *Cube, l layout, t elemType, scale float64) ([]byte, int, err
 						r = math.Max(t.lo, math.Min(t.hi, r))
 						clipped++
 					}
-					switch t.size {
+					switch t.Size {
 					case 1:
 						dst[0] = byte(r)
 					case 2:
@@ -246,30 +267,31 @@ func AutoScale(dtype string, maxValue float64) float64 {
 	return 255 / full
 }
 
-// checkScale returns an *option.Error for field "scale" unless s is 0
-// (automatic) or a positive finite number.
-func checkScale(s float64) error {
-	if s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-		return option.Errorf("scale", s, "scale %v: want a positive factor (working value = stored value × scale), or 0 for automatic", s)
+// ApplyScale multiplies the cube's values by scale, or, when scale is 0,
+// by AutoScale's factor for dtype and the cube's largest value, and
+// returns the factor used.
+func ApplyScale(c *msi.Cube, dtype string, scale float64) float64 {
+	if scale == 0 {
+		scale = AutoScale(dtype, largest(c.Data))
 	}
-	return nil
+	Scale(c.Data, scale)
+	return scale
 }
 
-// applyScale multiplies the cube's values by the scale opts asks for, or by
-// AutoScale's factor for dtype when it asks for none, and returns the
-// factor used.
-func applyScale(c *Cube, dtype string, scale float64) float64 {
-	if scale == 0 {
-		m := math.Inf(-1)
-		for _, v := range c.Data {
-			m = math.Max(m, v)
-		}
-		scale = AutoScale(dtype, m)
+// largest returns the largest of values, −Inf for none.
+func largest(values []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range values {
+		m = math.Max(m, v)
 	}
+	return m
+}
+
+// Scale multiplies values by scale in place (nothing to do for 1).
+func Scale(values []float64, scale float64) {
 	if scale != 1 {
-		for i := range c.Data {
-			c.Data[i] *= scale
+		for i := range values {
+			values[i] *= scale
 		}
 	}
-	return scale
 }

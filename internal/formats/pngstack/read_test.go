@@ -1,4 +1,4 @@
-package msi
+package pngstack
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"tdsc/internal/msi"
 	"tdsc/internal/testenv"
 )
 
@@ -199,7 +200,7 @@ func TestReadPNGStackColourModels(t *testing.T) {
 			}
 			dir := t.TempDir()
 			writeFile(t, dir, "s_01.png", data)
-			c, scene, err := ReadPNGStack(dir)
+			c, scene, err := Read(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,7 +238,7 @@ func TestReadPNGStackOrderAndNames(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c, scene, err := ReadPNGStack(dir)
+	c, scene, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestReadPNGStackNumbering(t *testing.T) {
 		for b := range caveBands {
 			writeFile(t, dir, fmt.Sprintf("z_%02d.png", b), one)
 		}
-		c, _, err := ReadPNGStack(dir)
+		c, _, err := Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +277,7 @@ func TestReadPNGStackNumbering(t *testing.T) {
 		for b := range caveBands {
 			writeFile(t, dir, fmt.Sprintf("z_%d.png", b+1), one) // one digit below 10
 		}
-		c, _, err := ReadPNGStack(dir)
+		c, _, err := Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +306,7 @@ func TestReadPNGStackNested(t *testing.T) {
 	writeFile(t, inner, "cave_ms_01.png", encodePNGBytes(t, img))
 	writeFile(t, inner, "cave_ms_02.png", encodePNGBytes(t, img))
 	writeFile(t, outer, "readme.txt", []byte("x"))
-	c, scene, err := ReadPNGStack(outer)
+	c, scene, err := Read(outer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestReadPNGStackErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.setup(t.TempDir())
-			c, _, err := ReadPNGStack(path)
+			c, _, err := Read(path)
 			if err == nil {
 				t.Fatalf("got a %s cube, want an error", c.Size())
 			}
@@ -430,9 +431,9 @@ func TestReadPNGStackErrors(t *testing.T) {
 // checkCAVE reads a CAVE scene through its outer folder and checks its size,
 // scene name, wavelengths and value range, and one band against the slow
 // At-based decoding. It returns the cube.
-func checkCAVE(t *testing.T, scene string) *Cube {
+func checkCAVE(t *testing.T, scene string) *msi.Cube {
 	outer := testenv.Path(t, "cave", scene)
-	c, name, err := ReadPNGStack(outer)
+	c, name, err := Read(outer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +483,7 @@ func TestReadCAVEBalloons(t *testing.T) {
 		t.Errorf("brightest voxel %v: the scene reads as nearly black", maxV)
 	}
 	// The inner folder is the same stack.
-	inner, _, err := ReadPNGStack(testenv.Path(t, "cave", "balloons_ms", "balloons_ms"))
+	inner, _, err := Read(testenv.Path(t, "cave", "balloons_ms", "balloons_ms"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +515,7 @@ func TestReadCAVEWatercolors(t *testing.T) {
 func BenchmarkReadPNGStack(b *testing.B) {
 	dir := testenv.Path(b, "cave", "balloons_ms")
 	for b.Loop() {
-		if _, _, err := ReadPNGStack(dir); err != nil {
+		if _, _, err := Read(dir); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -534,7 +535,7 @@ func TestReadPNGStackHighlyCompressible(t *testing.T) {
 	t.Logf("%d×%d 16-bit zero band: %d bytes, %.0f-fold compression", w, h, buf.Len(), float64(h*(2*w+1))/float64(buf.Len()))
 	dir := t.TempDir()
 	writeFile(t, dir, "z_01.png", buf.Bytes())
-	c, _, err := ReadPNGStack(dir)
+	c, _, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package msi
+package envi
 
 import (
 	"bytes"
@@ -12,18 +12,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tdsc/internal/msi"
 )
 
 func TestENVIRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	c := NewCube(5, 7, 3)
+	c := msi.NewCube(5, 7, 3)
 	for i := range c.Data {
 		c.Data[i] = float64(float32(-100 + 500*rng.Float64()))
 	}
 	c.Wavelengths = []float64{450.5, 550, 1650.25}
 	dir := t.TempDir()
 	hdr := filepath.Join(dir, "noisy.hdr")
-	info, err := Write(hdr, c, WriteOptions{})
+	info, err := Format.Write(hdr, c, msi.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,21 +63,21 @@ func TestENVIRoundTrip(t *testing.T) {
 	}
 
 	for _, path := range []string{hdr, filepath.Join(dir, "noisy.img")} {
-		got, err := Open(path)
+		got, err := openCube(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !got.SameSize(c) || !slices.Equal(got.Data, c.Data) || !slices.Equal(got.Wavelengths, c.Wavelengths) {
-			t.Fatalf("Open(%s) does not give back the cube written", path)
+			t.Fatalf("openCube(%s) does not give back the cube written", path)
 		}
 	}
 
 	// Written through the .img name, without wavelengths.
 	c.Wavelengths = nil
-	if _, err := Write(filepath.Join(dir, "plain.img"), c, WriteOptions{}); err != nil {
+	if _, err := Format.Write(filepath.Join(dir, "plain.img"), c, msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Open(filepath.Join(dir, "plain.hdr"))
+	got, err := openCube(filepath.Join(dir, "plain.hdr"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func TestENVIReadLayouts(t *testing.T) {
 	const samples, lines, bands = 3, 2, 4
 	hdrs, dataTypes := synthLayouts(t, samples, lines, bands)
 	for i, hdr := range hdrs {
-		c, err := Open(hdr)
+		c, err := openCube(hdr)
 		if err != nil {
 			t.Fatalf("%s: %v", hdr, err)
 		}
@@ -205,7 +207,7 @@ func TestENVIReadLayouts(t *testing.T) {
 }
 
 func TestENVIDataFileNames(t *testing.T) {
-	c := NewCube(2, 3, 1)
+	c := msi.NewCube(2, 3, 1)
 	for i := range c.Data {
 		c.Data[i] = float64(i)
 	}
@@ -224,7 +226,7 @@ func TestENVIDataFileNames(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, dir, tc.hdr, header)
 		writeFile(t, dir, tc.data, data)
-		got, err := Open(filepath.Join(dir, tc.open))
+		got, err := openCube(filepath.Join(dir, tc.open))
 		if err != nil {
 			t.Fatalf("%s + %s, opened as %s: %v", tc.hdr, tc.data, tc.open, err)
 		}
@@ -254,12 +256,12 @@ func TestParseENVIHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h.samples != 640 || h.lines != 480 || h.bands != 3 || h.dataType != enviUint16 ||
-		h.interleave != "bip" || !h.bigEndian || h.headerOffset != 128 || len(h.wavelengths) != 3 {
+		h.interleave != "bip" || !h.bigEndian || h.headerOffset != 128 || len(h.meta.Wavelengths) != 3 {
 		t.Fatalf("got %+v", *h)
 	}
 	for i, wl := range []float64{450, 550, 650} {
-		if math.Abs(h.wavelengths[i]-wl) > 1e-9 {
-			t.Errorf("wavelength %d = %v nm, want %v", i, h.wavelengths[i], wl)
+		if math.Abs(h.meta.Wavelengths[i]-wl) > 1e-9 {
+			t.Errorf("wavelength %d = %v nm, want %v", i, h.meta.Wavelengths[i], wl)
 		}
 	}
 
@@ -268,7 +270,7 @@ func TestParseENVIHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.interleave != "bsq" || h.bigEndian || h.headerOffset != 0 || h.wavelengths != nil {
+	if h.interleave != "bsq" || h.bigEndian || h.headerOffset != 0 || h.meta.Wavelengths != nil {
 		t.Errorf("defaults: got %+v", *h)
 	}
 }
@@ -303,7 +305,7 @@ func TestParseENVIHeaderErrors(t *testing.T) {
 			dir := t.TempDir()
 			hdr := writeFile(t, dir, "x.hdr", []byte(tc.text))
 			writeFile(t, dir, "x.img", make([]byte, 32))
-			if _, err := Open(hdr); err == nil || !strings.Contains(err.Error(), hdr) {
+			if _, err := openCube(hdr); err == nil || !strings.Contains(err.Error(), hdr) {
 				t.Fatalf("Open: got %v, want an error naming %s", err, hdr)
 			}
 		})
@@ -347,7 +349,7 @@ func TestReadENVIErrors(t *testing.T) {
 				writeFile(t, dir, "x.img", tc.data)
 			}
 			open := cmp.Or(tc.open, "x.hdr")
-			_, err := Open(filepath.Join(dir, open))
+			_, err := openCube(filepath.Join(dir, open))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -369,13 +371,13 @@ func TestENVIOverwriteAndFailure(t *testing.T) {
 
 	// An existing data file alone blocks the write.
 	writeFile(t, dir, "n.img", []byte("old"))
-	if err := WriteENVI(hdr, first, false); err == nil || !strings.Contains(err.Error(), "n.img") {
+	if err := write(hdr, first, false); err == nil || !strings.Contains(err.Error(), "n.img") {
 		t.Fatalf("got %v, want a refusal naming n.img", err)
 	}
-	if err := WriteENVI(hdr, first, true); err != nil {
+	if err := write(hdr, first, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteENVI(hdr, second, false); err == nil || !strings.Contains(err.Error(), hdr) || !strings.Contains(err.Error(), "already exists") {
+	if err := write(hdr, second, false); err == nil || !strings.Contains(err.Error(), hdr) || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("got %v, want an 'already exists' error naming %s", err, hdr)
 	}
 
@@ -383,14 +385,14 @@ func TestENVIOverwriteAndFailure(t *testing.T) {
 	// cube and no temporary files.
 	bad := second.Clone()
 	bad.Set(2, 3, 4, math.NaN())
-	err := WriteENVI(hdr, bad, true)
+	err := write(hdr, bad, true)
 	if err == nil || !strings.Contains(err.Error(), "n.img") || !strings.Contains(err.Error(), "band 4, line 2, sample 3") {
 		t.Fatalf("got %v, want an error naming n.img and the NaN's position", err)
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"n.hdr", "n.img"}) {
 		t.Fatalf("folder holds %v after a failed write", names)
 	}
-	got, err := Open(hdr)
+	got, err := openCube(hdr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,19 +401,19 @@ func TestENVIOverwriteAndFailure(t *testing.T) {
 	}
 
 	// Values too large for float32 are refused, not stored as infinity.
-	huge := NewCube(1, 1, 1)
+	huge := msi.NewCube(1, 1, 1)
 	huge.Data[0] = 1e300
-	if err := WriteENVI(filepath.Join(dir, "h.hdr"), huge, false); err == nil || !strings.Contains(err.Error(), "float32") {
+	if err := write(filepath.Join(dir, "h.hdr"), huge, false); err == nil || !strings.Contains(err.Error(), "float32") {
 		t.Fatalf("got %v, want a float32 range error", err)
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"n.hdr", "n.img"}) {
 		t.Fatalf("folder holds %v after a failed write", names)
 	}
 
-	if err := WriteENVI(hdr, second, true); err != nil {
+	if err := write(hdr, second, true); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = Open(hdr); err != nil || !slices.Equal(got.Data, float32Values(second.Data)) {
+	if got, err = openCube(hdr); err != nil || !slices.Equal(got.Data, float32Values(second.Data)) {
 		t.Fatalf("forced write: %v", err)
 	}
 }
@@ -429,11 +431,11 @@ func BenchmarkOpenENVI(b *testing.B) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	c := randomCube(rng, 512, 512, 31, -60, 315)
 	hdr := filepath.Join(b.TempDir(), "n.hdr")
-	if err := WriteENVI(hdr, c, false); err != nil {
+	if err := write(hdr, c, false); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := Open(hdr); err != nil {
+		if _, err := openCube(hdr); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -444,8 +446,29 @@ func BenchmarkWriteENVI(b *testing.B) {
 	c := randomCube(rng, 512, 512, 31, -60, 315)
 	hdr := filepath.Join(b.TempDir(), "n.hdr")
 	for b.Loop() {
-		if err := WriteENVI(hdr, c, true); err != nil {
+		if err := write(hdr, c, true); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestOpenScale checks that the automatic scale leaves ENVI input as it
+// was, whatever its type, and that an explicit scale is applied.
+func TestOpenScale(t *testing.T) {
+	dir := t.TempDir()
+	for _, dt := range []int{enviUint8, enviUint16, enviInt16, enviFloat32, enviFloat64} {
+		hdr := synthENVI(t, dir, dt, "bsq", false, 0, 3, 2, 2)
+		want, err := read(hdr, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Format.Open(hdr, msi.ReadOptions{})
+		if err != nil || got.Stored.Scale != 1 || got.Stored.Format != "envi" || !slices.Equal(got.Data, want.Data) {
+			t.Fatalf("data type %d: stored %+v, err %v, values changed: %v", dt, got.Stored, err, !slices.Equal(got.Data, want.Data))
+		}
+		got, err = Format.Open(hdr, msi.ReadOptions{Scale: 2})
+		if err != nil || got.Stored.Scale != 2 || got.Data[1] != 2*want.Data[1] {
+			t.Fatalf("data type %d, scale 2: %+v, %v", dt, got.Stored, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package msi
+package envi
 
 import (
 	"bytes"
@@ -10,20 +10,22 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tdsc/internal/msi"
 )
 
-// Every block of lines that ENVIReader reads equals the same lines of the
+// Every block of lines that the window reader reads equals the same lines of the
 // cube Open reads, in every layout, data type, byte order and header
 // offset.
-func TestENVIReaderLinesMatchOpen(t *testing.T) {
+func TestReaderLinesMatchOpen(t *testing.T) {
 	const samples, lines, bands = 3, 5, 4
 	hdrs, _ := synthLayouts(t, samples, lines, bands)
 	for _, hdr := range hdrs {
-		whole, err := Open(hdr)
+		whole, err := openCube(hdr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := OpenENVI(hdr, 0)
+		r, err := openWindow(hdr, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,40 +54,38 @@ func TestENVIReaderLinesMatchOpen(t *testing.T) {
 }
 
 // A cube written in blocks of lines, in any order, is byte for byte the
-// files WriteENVI writes for the whole cube, header included.
-func TestENVIWriterMatchesWriteENVI(t *testing.T) {
+// files write writes for the whole cube, header included.
+func TestWriterMatchesWrite(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
-	c := NewCube(7, 5, 3)
+	c := msi.NewCube(7, 5, 3)
 	for i := range c.Data {
 		c.Data[i] = rng.Float64()*300 - 20
 	}
 	c.Wavelengths = []float64{400, 410.5, 420}
-	c.Header = []HeaderField{{"map info", "{UTM, 1, 1}"}, {"description", "{a scene}"}}
-	c.Description = "tdsc denoise --method 2dsc"
-	if err := WriteENVI(filepath.Join(dir, "whole.hdr"), c, false); err != nil {
+	c.Fields = []msi.Field{field("map info", "{UTM, 1, 1}"), field("description", "{a scene}")}
+	c.Processing = "tdsc denoise --method 2dsc"
+	if err := write(filepath.Join(dir, "whole.hdr"), c, false); err != nil {
 		t.Fatal(err)
 	}
-	// A scale multiplies the values as OpenWith's does.
-	r, err := OpenENVI(filepath.Join(dir, "whole.hdr"), 2.5)
+	// A scale multiplies the values as Open's does.
+	r, err := openWindow(filepath.Join(dir, "whole.hdr"), 2.5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	scaled, _, err := OpenWith(filepath.Join(dir, "whole.hdr"), ReadOptions{Scale: 2.5})
+	scaled, err := Format.Open(filepath.Join(dir, "whole.hdr"), msi.ReadOptions{Scale: 2.5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, err := r.ReadLines(2, 3); err != nil || !slices.Equal(got.Data, scaled.Crop(2, 0, 0, 3, 5, 3).Data) {
 		t.Errorf("scaled lines: %v", err)
 	}
-	if _, err := OpenENVI(filepath.Join(dir, "whole.hdr"), -1); err == nil {
+	if _, err := openWindow(filepath.Join(dir, "whole.hdr"), -1); err == nil {
 		t.Error("a negative scale was accepted")
 	}
 
-	meta := *c
-	meta.Data = nil
-	w, err := CreateENVI(filepath.Join(dir, "blocks.hdr"), &meta, false)
+	w, err := create(filepath.Join(dir, "blocks.hdr"), c.Height, c.Width, c.Bands, c.Metadata, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestENVIWriterMatchesWriteENVI(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs from WriteENVI's:\n%q\n%q", ext, b, a)
+			t.Errorf("%s differs from write's:\n%q\n%q", ext, b, a)
 		}
 	}
 }
@@ -118,26 +118,25 @@ func TestENVIWriterMatchesWriteENVI(t *testing.T) {
 // A writer that is not given every line, or is aborted, or is given a bad
 // block, commits nothing and leaves no file behind; an existing output is
 // refused without force.
-func TestENVIWriterFailures(t *testing.T) {
+func TestWriterFailures(t *testing.T) {
 	dir := t.TempDir()
-	meta := &Cube{Height: 4, Width: 2, Bands: 2}
-	w, err := CreateENVI(filepath.Join(dir, "o.hdr"), meta, false)
+	w, err := create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := NewCube(2, 2, 2)
+	block := msi.NewCube(2, 2, 2)
 	if err := w.WriteLines(block, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []struct {
-		c  *Cube
+		c  *msi.Cube
 		y0 int
-	}{{block, 3}, {block, -1}, {NewCube(1, 3, 2), 2}, {NewCube(1, 2, 1), 2}} {
+	}{{block, 3}, {block, -1}, {msi.NewCube(1, 3, 2), 2}, {msi.NewCube(1, 2, 1), 2}} {
 		if err := w.WriteLines(bad.c, bad.y0); err == nil {
 			t.Errorf("block %s at line %d accepted", bad.c.Size(), bad.y0)
 		}
 	}
-	nan := NewCube(1, 2, 2)
+	nan := msi.NewCube(1, 2, 2)
 	nan.Data[3] = 1e39 // no float32
 	if err := w.WriteLines(nan, 2); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("value too large for float32: %v", err)
@@ -151,10 +150,10 @@ func TestENVIWriterFailures(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "o.img"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CreateENVI(filepath.Join(dir, "o.hdr"), meta, false); !errors.Is(err, fs.ErrExist) {
+	if _, err := create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, false); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("existing output: %v", err)
 	}
-	w, err = CreateENVI(filepath.Join(dir, "o.hdr"), meta, true)
+	w, err = create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package msi
+package pngstack
 
 import (
 	"fmt"
@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tdsc/internal/msi"
 )
 
 // randomCube returns a cube of uniform random values in [lo, hi).
-func randomCube(rng *rand.Rand, h, w, bands int, lo, hi float64) *Cube {
-	c := NewCube(h, w, bands)
+func randomCube(rng *rand.Rand, h, w, bands int, lo, hi float64) *msi.Cube {
+	c := msi.NewCube(h, w, bands)
 	for i := range c.Data {
 		c.Data[i] = lo + (hi-lo)*rng.Float64()
 	}
@@ -45,12 +47,12 @@ func TestPNGStackRoundTrip(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "my_scene")
-	info, err := WritePNGStack(dir, c, WriteOptions{})
+	clipped, err := writeStack(dir, c, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Clipped != wantClipped {
-		t.Errorf("clipped %d voxels, want %d", info.Clipped, wantClipped)
+	if clipped != wantClipped {
+		t.Errorf("clipped %d voxels, want %d", clipped, wantClipped)
 	}
 	names := dirNames(t, dir)
 	if len(names) != 31 || names[0] != "my_scene_01.png" || names[30] != "my_scene_31.png" {
@@ -59,7 +61,7 @@ func TestPNGStackRoundTrip(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("output folder mode %v (%v), want 0755", fi.Mode().Perm(), err)
 	}
-	got, scene, err := ReadPNGStack(dir)
+	got, scene, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,14 +85,14 @@ func TestPNGStackManyBandsAndScene(t *testing.T) {
 	c := randomCube(rng, 2, 3, 100, 0, 255)
 	c.Wavelengths = make([]float64, 100)
 	dir := filepath.Join(t.TempDir(), "out")
-	if _, err := WritePNGStack(dir, c, WriteOptions{Scene: "wide"}); err != nil {
+	if _, err := writeStack(dir, c, "wide", false); err != nil {
 		t.Fatal(err)
 	}
 	names := dirNames(t, dir)
 	if len(names) != 100 || names[0] != "wide_001.png" || names[99] != "wide_100.png" {
 		t.Fatalf("files %v, want wide_001.png .. wide_100.png", names)
 	}
-	got, scene, err := ReadPNGStack(dir)
+	got, scene, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,20 +112,20 @@ func TestPNGStackOverwrite(t *testing.T) {
 	second := randomCube(rng, 4, 5, 3, 0, 255)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "s")
-	if _, err := WritePNGStack(dir, first, WriteOptions{}); err != nil {
+	if _, err := writeStack(dir, first, "", false); err != nil {
 		t.Fatal(err)
 	}
-	_, err := WritePNGStack(dir, second, WriteOptions{})
+	_, err := writeStack(dir, second, "", false)
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("second write without force: got %v, want an 'already exists' error naming %s", err, dir)
 	}
 	if n := len(dirNames(t, dir)); n != 5 {
 		t.Fatalf("refused write changed the folder: %d files, want 5", n)
 	}
-	if _, err := WritePNGStack(dir, second, WriteOptions{Force: true}); err != nil {
+	if _, err := writeStack(dir, second, "", true); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := ReadPNGStack(dir)
+	got, _, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func TestPNGStackOverwrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, other, "thesis.tex", []byte("precious"))
-	_, err = WritePNGStack(other, second, WriteOptions{Force: true})
+	_, err = writeStack(other, second, "", true)
 	if err == nil || !strings.Contains(err.Error(), "thesis.tex") {
 		t.Fatalf("force over a folder with a .tex file: got %v, want a refusal naming it", err)
 	}
@@ -148,7 +150,7 @@ func TestPNGStackOverwrite(t *testing.T) {
 		t.Fatalf("refused folder now holds %v", names)
 	}
 	file := writeFile(t, parent, "plain", []byte("x"))
-	if _, err := WritePNGStack(file, second, WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "not a folder") {
+	if _, err := writeStack(file, second, "", true); err == nil || !strings.Contains(err.Error(), "not a folder") {
 		t.Fatalf("force over a file: got %v, want a refusal", err)
 	}
 }
@@ -162,7 +164,7 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 	bad.Set(5, 2, 7, math.NaN())
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
-	_, err := WritePNGStack(dir, bad, WriteOptions{})
+	_, err := writeStack(dir, bad, "", false)
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "band 7, line 5, sample 2") {
 		t.Fatalf("got %v, want an error naming %s and the NaN's position", err, dir)
 	}
@@ -171,17 +173,17 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 	}
 
 	good := randomCube(rng, 6, 7, 8, 0, 255)
-	if _, err := WritePNGStack(dir, good, WriteOptions{}); err != nil {
+	if _, err := writeStack(dir, good, "", false); err != nil {
 		t.Fatal(err)
 	}
-	before, _, err := ReadPNGStack(dir)
+	before, _, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WritePNGStack(dir, bad, WriteOptions{Force: true}); err == nil {
+	if _, err := writeStack(dir, bad, "", true); err == nil {
 		t.Fatal("forced write of a NaN cube succeeded")
 	}
-	after, _, err := ReadPNGStack(dir)
+	after, _, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,31 +196,31 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 
 	// A missing parent folder fails before anything is written.
 	deep := filepath.Join(parent, "no", "such")
-	if _, err := WritePNGStack(deep, good, WriteOptions{}); err == nil || !strings.Contains(err.Error(), deep) {
+	if _, err := writeStack(deep, good, "", false); err == nil || !strings.Contains(err.Error(), deep) {
 		t.Errorf("write under a missing folder: got %v, want an error naming %s", err, deep)
 	}
 }
 
 func TestPNGStackWriteErrors(t *testing.T) {
 	parent := t.TempDir()
-	ok := NewCube(2, 2, 2)
+	ok := msi.NewCube(2, 2, 2)
 	cases := []struct {
-		name string
-		path string
-		c    *Cube
-		opts WriteOptions
-		want string
+		name  string
+		path  string
+		c     *msi.Cube
+		scene string
+		want  string
 	}{
-		{"short data", "a", &Cube{Height: 2, Width: 2, Bands: 2, Data: make([]float64, 7)}, WriteOptions{}, "has 7 values"},
-		{"wavelength count", "b", &Cube{Height: 1, Width: 1, Bands: 2, Data: make([]float64, 2), Wavelengths: []float64{1}}, WriteOptions{}, "wavelengths"},
-		{"hidden scene", ".c", ok, WriteOptions{}, "scene name"},
-		{"scene with a slash", "d", ok, WriteOptions{Scene: "x/y"}, "scene name"},
-		{"infinity", "e", &Cube{Height: 1, Width: 1, Bands: 1, Data: []float64{math.Inf(1)}}, WriteOptions{}, "+Inf"},
+		{"short data", "a", &msi.Cube{Height: 2, Width: 2, Bands: 2, Data: make([]float64, 7)}, "", "has 7 values"},
+		{"wavelength count", "b", &msi.Cube{Height: 1, Width: 1, Bands: 2, Data: make([]float64, 2), Metadata: msi.Metadata{Wavelengths: []float64{1}}}, "", "wavelengths"},
+		{"hidden scene", ".c", ok, "", "scene name"},
+		{"scene with a slash", "d", ok, "x/y", "scene name"},
+		{"infinity", "e", &msi.Cube{Height: 1, Width: 1, Bands: 1, Data: []float64{math.Inf(1)}}, "", "+Inf"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(parent, tc.path)
-			_, err := WritePNGStack(path, tc.c, tc.opts)
+			_, err := writeStack(path, tc.c, tc.scene, false)
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error naming %s and containing %q", err, path, tc.want)
 			}
@@ -229,13 +231,13 @@ func TestPNGStackWriteErrors(t *testing.T) {
 	}
 }
 
-func BenchmarkWritePNGStack(b *testing.B) {
+func BenchmarkWriteStack(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	c := randomCube(rng, 512, 512, 31, 0, 255)
 	parent := b.TempDir()
 	i := 0
 	for b.Loop() {
-		if _, err := WritePNGStack(filepath.Join(parent, fmt.Sprint(i)), c, WriteOptions{}); err != nil {
+		if _, err := writeStack(filepath.Join(parent, fmt.Sprint(i)), c, "", false); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -1,4 +1,4 @@
-package msi
+package formats
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"tdsc/internal/formats/array"
+	"tdsc/internal/msi"
 	"tdsc/internal/option"
 )
 
@@ -70,7 +72,7 @@ func TestReadArrayFixtures(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			// Stored values, scale 1.
-			c, src, err := OpenWith(fixture(tc.file), ReadOptions{Axes: tc.axes, Scale: 1})
+			c, src, variable, err := openSource(fixture(tc.file), msi.ReadOptions{Axes: tc.axes, Scale: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +83,7 @@ func TestReadArrayFixtures(t *testing.T) {
 			if c.Height != 4 || c.Width != 5 || c.Bands != 3 {
 				t.Fatalf("size %s, want 4×5×3", c.Size())
 			}
-			if src.DType != tc.dtype || src.Axes != wantAxes || src.Scale != 1 || src.Variable != tc.variable {
+			if src.DType != tc.dtype || src.Axes != wantAxes || src.Scale != 1 || variable != tc.variable {
 				t.Fatalf("source %+v, want dtype %s, axes %s, scale 1, variable %q", src, tc.dtype, wantAxes, tc.variable)
 			}
 			value := fixtureValues[tc.values]
@@ -103,7 +105,7 @@ func TestReadArrayFixtures(t *testing.T) {
 			}
 
 			// Automatic scale.
-			a, src, err := OpenWith(fixture(tc.file), ReadOptions{Axes: tc.axes})
+			a, src, _, err := openSource(fixture(tc.file), msi.ReadOptions{Axes: tc.axes})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,54 +121,10 @@ func TestReadArrayFixtures(t *testing.T) {
 	}
 }
 
-func TestAutoScale(t *testing.T) {
-	for _, tc := range []struct {
-		dtype string
-		max   float64
-		want  float64
-	}{
-		{"uint8", 255, 1},
-		{"uint8", 0, 1},
-		{"uint16", 255, 1},
-		{"uint16", 256, 255.0 / 511},
-		{"uint16", 1023, 255.0 / 1023},
-		{"uint16", 4000, 255.0 / 4095},
-		{"uint16", 4095, 255.0 / 4095},
-		{"uint16", 4096, 255.0 / 8191},
-		{"uint16", 65535, 255.0 / 65535},
-		{"int16", 32767, 255.0 / 32767},
-		{"int16", -5, 1},
-		{"float32", 1, 255},
-		{"float32", 0.2, 255},
-		{"float64", -3, 255},
-		{"float64", 1.3, 255},
-		{"float64", 2, 255},
-		{"float64", 2.0001, 1},
-		{"float64", 255, 1},
-		{"float64", 255.5, 1},
-		{"float32", 1e6, 1},
-	} {
-		if got := AutoScale(tc.dtype, tc.max); got != tc.want {
-			t.Errorf("AutoScale(%s, %v) = %v, want %v", tc.dtype, tc.max, got, tc.want)
-		}
-	}
-	// The full-scale value of the chosen depth lands on 255, and the
-	// largest value at most on it, for any maximum.
-	rng := rand.New(rand.NewPCG(5, 6))
-	for range 1000 {
-		m := math.Exp2(rng.Float64()*40) + 255
-		s := AutoScale("uint16", m)
-		full := 255 / s
-		if m*s > 255*(1+1e-12) || math.Abs(full-math.Round(full)) > 1e-6*full || full > 2*m+1 {
-			t.Fatalf("max %v: scale %v, full scale %v", m, s, full)
-		}
-	}
-}
-
 // randomWhole returns a random cube whose values are whole numbers in
 // [lo, hi].
-func randomWhole(rng *rand.Rand, h, w, b int, lo, hi float64) *Cube {
-	c := NewCube(h, w, b)
+func randomWhole(rng *rand.Rand, h, w, b int, lo, hi float64) *msi.Cube {
+	c := msi.NewCube(h, w, b)
 	for i := range c.Data {
 		c.Data[i] = lo + float64(rng.IntN(int(hi-lo)+1))
 	}
@@ -177,7 +135,7 @@ func TestArrayRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	dir := t.TempDir()
 	for _, ext := range []string{".npy", ".mat"} {
-		for _, dtype := range append([]string{""}, DTypes...) {
+		for _, dtype := range append([]string{""}, array.DTypes...) {
 			for _, axes := range []string{"", "HWB", "BHW", "WBH", "HBW", "BWH", "WHB"} {
 				for _, scale := range []float64{0, 1, 255, 255.0 / 65535} {
 					name := filepath.Join(dir, "x"+dtype+axes+ext)
@@ -211,14 +169,15 @@ func TestArrayRoundTrip(t *testing.T) {
 					if ext == ".npy" {
 						want.Wavelengths = nil
 					}
-					info, err := Write(name, c, WriteOptions{Axes: axes, DType: dtype, Scale: scale, Force: true})
+					info, err := Write(name, c, msi.WriteOptions{Axes: axes, DType: dtype, Scale: scale, Force: true})
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", ext, dtype, axes, err)
 					}
 					if info.Clipped != 0 && (dtype == "" || strings.HasPrefix(dtype, "float")) {
 						t.Fatalf("%s: %d clipped float values", name, info.Clipped)
 					}
-					got, src, err := OpenWith(name, ReadOptions{Axes: axes, Scale: s})
+					got, err := OpenWith(name, msi.ReadOptions{Axes: axes, Scale: s})
+					src := got.Stored
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -253,24 +212,24 @@ func TestWriteLikeSource(t *testing.T) {
 		if strings.Contains(file, "bhw") {
 			axes = "BHW"
 		}
-		c, src, err := OpenWith(fixture(file), ReadOptions{Axes: axes})
+		c, src, variable, err := openSource(fixture(file), msi.ReadOptions{Axes: axes})
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, _, err := OpenWith(fixture(file), ReadOptions{Axes: axes, Scale: 1})
+		stored, err := OpenWith(fixture(file), msi.ReadOptions{Axes: axes, Scale: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, _ := splitMATPath(file)
+		f, _, _ := strings.Cut(file, ":")
 		out := filepath.Join(dir, "out"+filepath.Ext(f))
-		if _, err := Write(out, c, WriteOptions{Force: true}.Like(src, true)); err != nil {
+		if _, err := Write(out, c, msi.WriteOptions{Force: true}.Like(src, true)); err != nil {
 			t.Fatal(err)
 		}
-		back, bsrc, err := OpenWith(out, ReadOptions{Axes: src.Axes, Scale: 1})
+		back, bsrc, bvariable, err := openSource(out, msi.ReadOptions{Axes: src.Axes, Scale: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bsrc.DType != src.DType || bsrc.Variable != src.Variable {
+		if bsrc.DType != src.DType || bvariable != variable {
 			t.Fatalf("%s: wrote %+v, read %+v", file, src, bsrc)
 		}
 		if !slices.Equal(back.Data, stored.Data) {
@@ -288,16 +247,21 @@ func TestWriteMATVariableName(t *testing.T) {
 		{"c.mat:denoised", "noisy", "denoised"},
 	} {
 		path := filepath.Join(dir, tc.path)
-		if _, err := Write(path, c, WriteOptions{Variable: tc.option}); err != nil {
+		named := c.Clone()
+		if tc.option != "" {
+			named.Fields = []msi.Field{{Format: "mat", Key: "variable", Value: tc.option}}
+		}
+		if _, err := Write(path, named, msi.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		file, _ := splitMATPath(path)
+		file, _, _ := strings.Cut(path, ".mat:")
+		file = strings.TrimSuffix(file, ".mat") + ".mat"
 		if _, err := os.Stat(file); err != nil {
 			t.Fatal(err)
 		}
-		_, src, err := OpenWith(file, ReadOptions{})
-		if err != nil || src.Variable != tc.want {
-			t.Fatalf("%s: variable %q (%v), want %q", tc.path, src.Variable, err, tc.want)
+		_, _, variable, err := openSource(file, msi.ReadOptions{})
+		if err != nil || variable != tc.want {
+			t.Fatalf("%s: variable %q (%v), want %q", tc.path, variable, err, tc.want)
 		}
 		if err := RefuseExisting(path); !errors.Is(err, fs.ErrExist) {
 			t.Fatalf("RefuseExisting(%s) = %v", path, err)
@@ -307,7 +271,7 @@ func TestWriteMATVariableName(t *testing.T) {
 		c := c.Clone()
 		c.Wavelengths = []float64{1, 2, 3, 4}
 		path := filepath.Join(dir, "bad.mat")
-		if _, err := Write(path, c, WriteOptions{Variable: bad}); err == nil || !strings.Contains(err.Error(), path) {
+		if _, err := Write(path+":"+bad, c, msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), path) {
 			t.Fatalf("variable %q: got %v, want an error naming %s", bad, err, path)
 		}
 		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
@@ -321,21 +285,21 @@ func TestArrayWriteAtomic(t *testing.T) {
 	c := randomCube(rand.New(rand.NewPCG(3, 4)), 2, 3, 2, 0, 255)
 	for _, name := range []string{"x.npy", "x.mat"} {
 		path := filepath.Join(dir, name)
-		if _, err := Write(path, c, WriteOptions{}); err != nil {
+		if _, err := Write(path, c, msi.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		before, _ := os.ReadFile(path)
-		if _, err := Write(path, c, WriteOptions{}); !errors.Is(err, fs.ErrExist) {
+		if _, err := Write(path, c, msi.WriteOptions{}); !errors.Is(err, fs.ErrExist) {
 			t.Fatalf("%s: overwrite without force: %v", name, err)
 		}
 		bad := c.Clone()
 		bad.Data[3] = math.NaN()
-		if _, err := Write(path, bad, WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "band 0, line 1, sample 0") {
+		if _, err := Write(path, bad, msi.WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "band 0, line 1, sample 0") {
 			t.Fatalf("%s: NaN: %v", name, err)
 		}
 		huge := c.Clone()
 		huge.Data[0] = 1e300
-		if _, err := Write(path, huge, WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "float32") {
+		if _, err := Write(path, huge, msi.WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "float32") {
 			t.Fatalf("%s: 1e300 as float32: %v", name, err)
 		}
 		after, _ := os.ReadFile(path)
@@ -348,7 +312,7 @@ func TestArrayWriteAtomic(t *testing.T) {
 				t.Fatalf("temporary file %s left behind", e.Name())
 			}
 		}
-		info, err := Write(path, randomWhole(rand.New(rand.NewPCG(1, 1)), 2, 2, 2, -300, 300), WriteOptions{Force: true, DType: "uint8"})
+		info, err := Write(path, randomWhole(rand.New(rand.NewPCG(1, 1)), 2, 2, 2, -300, 300), msi.WriteOptions{Force: true, DType: "uint8"})
 		if err != nil || info.Clipped == 0 {
 			t.Fatalf("%s: uint8 output of [-300, 300]: clipped %d, %v", name, info.Clipped, err)
 		}
@@ -370,12 +334,12 @@ func TestReadArrayTruncated(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"refl_f4_c.npy", "u16_be_f.npy", "refl_v5.mat", "refl_v7z.mat", "be.mat:dbl", "be.mat:u16", "classes_v7z.mat:c_uint16",
 		"refl_v73.mat", "v73_chunked.mat", "v73_latest.mat", "v73_compact.mat"} {
-		file, variable := splitMATPath(name)
+		file, variable, _ := strings.Cut(name, ":")
 		data, err := os.ReadFile(fixture(file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		full, _, err := OpenWith(fixture(name), ReadOptions{})
+		full, err := OpenWith(fixture(name), msi.ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +356,7 @@ func TestReadArrayTruncated(t *testing.T) {
 			if variable != "" {
 				arg += ":" + variable
 			}
-			c, _, err := OpenWith(arg, ReadOptions{})
+			c, err := OpenWith(arg, msi.ReadOptions{})
 			if err == nil {
 				// A cut after everything the variable needs (a later
 				// variable, HDF5 bookkeeping) may still read: the same
@@ -435,45 +399,45 @@ func TestReadArrayErrors(t *testing.T) {
 	badEndian[126] = 'X'
 	for _, tc := range []struct {
 		path string
-		opts ReadOptions
+		opts msi.ReadOptions
 		want string
 	}{
-		{fixture("plane.npy"), ReadOptions{}, "2-D (shape (4, 5))"},
-		{fixture("four_d.npy"), ReadOptions{}, "4-D"},
-		{write("magic.npy", []byte("NUMPY\x01\x00xxxxxxxxxxxxxxxxxx")), ReadOptions{}, "not a .npy file"},
-		{write("empty.npy", nil), ReadOptions{}, "empty file"},
-		{write("descr.npy", badDescr), ReadOptions{}, `unsupported element type "<c8"`},
-		{write("version.npy", badVersion), ReadOptions{}, "version 9.0"},
-		{write("extra.npy", extra), ReadOptions{}, "1 bytes after the data"},
-		{write("nan.npy", npyNaN), ReadOptions{}, "value NaN at band 2, line 3, sample 4"},
-		{write("inf.mat", matNaN), ReadOptions{}, "value +Inf at band 0, line 1, sample 1"},
-		{fixture("plane.mat"), ReadOptions{}, "no 3-D numeric variable to take as the cube (it holds plane (4×5 double))"},
-		{fixture("plane.mat:plane"), ReadOptions{}, "variable plane is 2-D (4×5)"},
-		{fixture("two_cubes.mat"), ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 uint16): say which with"},
-		{fixture("two_cubes.mat:third"), ReadOptions{}, `no variable "third" (it holds first (4×5×3 double), second (4×5×3 uint16), plane (4×5 double))`},
-		{fixture("classes_v7z.mat"), ReadOptions{}, "6 3-D variables"},
-		{fixture("classes_v7z.mat:c_int32"), ReadOptions{}, "class int32 (4×5×3), which is not supported"},
-		{fixture("classes_v7z.mat:c_complex"), ReadOptions{}, "c_complex is complex"},
-		{fixture("classes_v7z.mat:c_logical"), ReadOptions{}, "class logical"},
-		{fixture("classes_v7z.mat:note"), ReadOptions{}, "class char"},
-		{fixture("v73_latest_chunked.mat"), ReadOptions{}, "variable cube: chunked data with an HDF5 1.10 chunk index (data layout version 4) is not supported; re-saving the file as v7"},
-		{fixture("v73_two.mat"), ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 int16)"},
-		{fixture("v73_chunked.mat:note"), ReadOptions{}, "class char (1×10)"},
-		{fixture("v73_chunked.mat:mask"), ReadOptions{}, "class logical (4×5×3)"},
-		{fixture("v73_chunked.mat:meta"), ReadOptions{}, "class struct (1×1)"},
-		{fixture("v73_chunked.mat:nothing"), ReadOptions{}, `no variable "nothing" (it holds mask (4×5×3 logical), meta (1×1 struct), note (1×10 char), u16 (4×5×3 uint16))`},
-		{write("magic.mat", []byte(strings.Repeat("x", 200))), ReadOptions{}, "not a MAT-file"},
-		{write("endian.mat", badEndian), ReadOptions{}, "endian indicator"},
-		{write("x.tif", []byte("II*")), ReadOptions{}, "unknown format"},
-		{fixture("u8_c.npy"), ReadOptions{Axes: "HWH"}, "axes"},
-		{fixture("u8_c.npy"), ReadOptions{Scale: -1}, "scale -1"},
-		{fixture("u8_c.npy"), ReadOptions{Scale: math.NaN()}, "scale NaN"},
-		{filepath.Join("..", "..", "testdata", "balloons_crop128"), ReadOptions{Scale: 2}, "does not apply to a PNG band stack"},
-		{filepath.Join("..", "..", "testdata", "balloons_crop128"), ReadOptions{Axes: "BHW"}, "fixed layout"},
-		{fixture("missing.mat:cube"), ReadOptions{}, "missing.mat: no such file"},
+		{fixture("plane.npy"), msi.ReadOptions{}, "2-D (shape (4, 5))"},
+		{fixture("four_d.npy"), msi.ReadOptions{}, "4-D"},
+		{write("magic.npy", []byte("NUMPY\x01\x00xxxxxxxxxxxxxxxxxx")), msi.ReadOptions{}, "not a .npy file"},
+		{write("empty.npy", nil), msi.ReadOptions{}, "empty file"},
+		{write("descr.npy", badDescr), msi.ReadOptions{}, `unsupported element type "<c8"`},
+		{write("version.npy", badVersion), msi.ReadOptions{}, "version 9.0"},
+		{write("extra.npy", extra), msi.ReadOptions{}, "1 bytes after the data"},
+		{write("nan.npy", npyNaN), msi.ReadOptions{}, "value NaN at band 2, line 3, sample 4"},
+		{write("inf.mat", matNaN), msi.ReadOptions{}, "value +Inf at band 0, line 1, sample 1"},
+		{fixture("plane.mat"), msi.ReadOptions{}, "no 3-D numeric variable to take as the cube (it holds plane (4×5 double))"},
+		{fixture("plane.mat:plane"), msi.ReadOptions{}, "variable plane is 2-D (4×5)"},
+		{fixture("two_cubes.mat"), msi.ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 uint16): say which with"},
+		{fixture("two_cubes.mat:third"), msi.ReadOptions{}, `no variable "third" (it holds first (4×5×3 double), second (4×5×3 uint16), plane (4×5 double))`},
+		{fixture("classes_v7z.mat"), msi.ReadOptions{}, "6 3-D variables"},
+		{fixture("classes_v7z.mat:c_int32"), msi.ReadOptions{}, "class int32 (4×5×3), which is not supported"},
+		{fixture("classes_v7z.mat:c_complex"), msi.ReadOptions{}, "c_complex is complex"},
+		{fixture("classes_v7z.mat:c_logical"), msi.ReadOptions{}, "class logical"},
+		{fixture("classes_v7z.mat:note"), msi.ReadOptions{}, "class char"},
+		{fixture("v73_latest_chunked.mat"), msi.ReadOptions{}, "variable cube: chunked data with an HDF5 1.10 chunk index (data layout version 4) is not supported; re-saving the file as v7"},
+		{fixture("v73_two.mat"), msi.ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 int16)"},
+		{fixture("v73_chunked.mat:note"), msi.ReadOptions{}, "class char (1×10)"},
+		{fixture("v73_chunked.mat:mask"), msi.ReadOptions{}, "class logical (4×5×3)"},
+		{fixture("v73_chunked.mat:meta"), msi.ReadOptions{}, "class struct (1×1)"},
+		{fixture("v73_chunked.mat:nothing"), msi.ReadOptions{}, `no variable "nothing" (it holds mask (4×5×3 logical), meta (1×1 struct), note (1×10 char), u16 (4×5×3 uint16))`},
+		{write("magic.mat", []byte(strings.Repeat("x", 200))), msi.ReadOptions{}, "not a MAT-file"},
+		{write("endian.mat", badEndian), msi.ReadOptions{}, "endian indicator"},
+		{write("x.tif", []byte("II*")), msi.ReadOptions{}, "unknown format"},
+		{fixture("u8_c.npy"), msi.ReadOptions{Axes: "HWH"}, "axes"},
+		{fixture("u8_c.npy"), msi.ReadOptions{Scale: -1}, "scale -1"},
+		{fixture("u8_c.npy"), msi.ReadOptions{Scale: math.NaN()}, "scale NaN"},
+		{filepath.Join("..", "..", "testdata", "balloons_crop128"), msi.ReadOptions{Scale: 2}, "does not apply to a PNG band stack"},
+		{filepath.Join("..", "..", "testdata", "balloons_crop128"), msi.ReadOptions{Axes: "BHW"}, "fixed layout"},
+		{fixture("missing.mat:cube"), msi.ReadOptions{}, "missing.mat: no such file"},
 	} {
-		_, _, err := OpenWith(tc.path, tc.opts)
-		file, _ := splitMATPath(tc.path)
+		_, err := OpenWith(tc.path, tc.opts)
+		file, _, _ := strings.Cut(tc.path, ".mat:")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.path, err, tc.want)
 			continue
@@ -485,30 +449,25 @@ func TestReadArrayErrors(t *testing.T) {
 	}
 }
 
-// TestOpenWithENVIUnchanged checks that the automatic scale leaves ENVI
-// input as it was, whatever its type, and that an explicit scale is applied.
-func TestOpenWithENVIUnchanged(t *testing.T) {
-	dir := t.TempDir()
-	for _, dt := range []int{enviUint8, enviUint16, enviInt16, enviFloat32, enviFloat64} {
-		hdr := synthENVI(t, dir, dt, "bsq", false, 0, 3, 2, 2)
-		want, _, err := readENVI(hdr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, src, err := OpenWith(hdr, ReadOptions{})
-		if err != nil || src.Scale != 1 || src.Format != "envi" || !slices.Equal(got.Data, want.Data) {
-			t.Fatalf("data type %d: source %+v, err %v, values changed: %v", dt, src, err, !slices.Equal(got.Data, want.Data))
-		}
-		got, src, err = OpenWith(hdr, ReadOptions{Scale: 2})
-		if err != nil || src.Scale != 2 || got.Data[1] != 2*want.Data[1] {
-			t.Fatalf("data type %d, scale 2: %+v, %v", dt, src, err)
-		}
-	}
-}
-
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
 	return v
+}
+
+// openSource reads the cube at path with opts and returns it with how it
+// was stored and, for a MAT-file, the variable read.
+func openSource(path string, opts msi.ReadOptions) (*msi.Cube, msi.Storage, string, error) {
+	c, err := OpenWith(path, opts)
+	if err != nil {
+		return nil, msi.Storage{}, "", err
+	}
+	variable := ""
+	for _, f := range c.FieldsOf("mat") {
+		if f.Key == "variable" {
+			variable = f.Value
+		}
+	}
+	return c, c.Stored, variable, nil
 }

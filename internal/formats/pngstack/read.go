@@ -1,4 +1,14 @@
-package msi
+// Package pngstack reads and writes cubes as Columbia-style band stacks:
+// a folder of one grayscale PNG per band, named <scene>_NN.png (the CAVE
+// multispectral database's layout), and reads single grayscale PNGs
+// (ReadGrayPNG) for the commands that learn from images.
+//
+// Levels: 16-bit samples are scaled by 255/65535 to the working [0, 255]
+// scale, 8-bit samples taken as they are; written bands are 16-bit,
+// clipped to [0, 255] and scaled by 65535/255. A stack has a fixed layout
+// and scale (it takes no ReadOptions) and carries no metadata: a stack of
+// the 31 CAVE bands is given their wavelengths, 400 to 700 nm.
+package pngstack
 
 import (
 	"bytes"
@@ -15,8 +25,53 @@ import (
 	"strconv"
 	"strings"
 
+	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
 )
+
+// name is the format's name in Storage.Format.
+const name = "png"
+
+// Format is the PNG band stack format.
+var Format msi.Format = format{}
+
+type format struct{}
+
+func (format) Info() msi.Info {
+	return msi.Info{Name: name, Label: "PNG band stack", Path: "a band-stack folder"}
+}
+
+// Recognize reports whether path ends in .png: not a stack but one band
+// of one, which Open refuses with a hint, and which Write takes as the
+// name of the folder to write. (Any folder is a stack; package formats
+// decides that, and writes any path no format recognizes as a stack.)
+func (format) Recognize(path string) bool { return strings.EqualFold(filepath.Ext(path), ".png") }
+
+// Outputs returns the folder path.
+func (format) Outputs(path string) []string { return []string{path} }
+
+// Open reads the stack in the folder path (see Read).
+func (format) Open(path string, _ msi.ReadOptions) (*msi.Cube, error) {
+	if err := msi.Exists(path); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() && Format.Recognize(path) {
+		return nil, fmt.Errorf("%s: a single PNG is not a cube: give the folder of band PNGs (<scene>_NN.png)", path)
+	}
+	c, _, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	c.Stored = msi.Storage{Format: name, Scale: 1}
+	return c, nil
+}
+
+// Write writes c as a stack in the folder path, its files named after the
+// folder (see writeStack).
+func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	clipped, err := writeStack(path, c, "", opts.Force)
+	return msi.WriteInfo{Clipped: clipped}, err
+}
 
 // caveBands is the band count of a CAVE scene, whose bands 01..31 are centred
 // on 400, 410, ..., 700 nm.
@@ -31,7 +86,7 @@ type bandFile struct {
 	number int
 }
 
-// ReadPNGStack reads a Columbia-style band stack: the PNGs named
+// Read reads a Columbia-style band stack: the PNGs named
 // <scene>_NN.png in dir (NN one or more digits), ordered by NN, one band
 // each. It returns the cube and the scene name (the common prefix before
 // _NN, e.g. "balloons_ms").
@@ -55,7 +110,7 @@ type bandFile struct {
 //
 // The bands are decoded in parallel by up to runtime.GOMAXPROCS(0)
 // goroutines. Every error names the folder or file at fault.
-func ReadPNGStack(dir string) (*Cube, string, error) {
+func Read(dir string) (*msi.Cube, string, error) {
 	files, err := findBands(dir)
 	if err != nil {
 		return nil, "", err
@@ -257,13 +312,13 @@ var stackLevels = GrayOptions{White: 255}
 // time. The first band is decoded before the cube is allocated, so a
 // corrupt header cannot make the reader allocate for a size the file does
 // not hold; its size is the one every other band must have.
-func decodeBands(files []bandFile) (*Cube, error) {
+func decodeBands(files []bandFile) (*msi.Cube, error) {
 	img, err := decodePNG(files[0].path, nil)
 	if err != nil {
 		return nil, err
 	}
 	size := img.Bounds().Size()
-	c := NewCube(size.Y, size.X, len(files))
+	c := msi.NewCube(size.Y, size.X, len(files))
 	if err := grayValues(img, c.Band(0), stackLevels); err != nil {
 		return nil, fmt.Errorf("%s: %v", files[0].path, err)
 	}

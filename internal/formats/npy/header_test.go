@@ -11,22 +11,22 @@ import (
 )
 
 func TestWriteReadHeader(t *testing.T) {
-	for _, h := range []Header{
-		{Kind: Float, Size: 4, Shape: []int{4, 5, 3}},
-		{Kind: Float, Size: 8, BigEndian: true, Fortran: true, Shape: []int{512, 512, 31}},
-		{Kind: Unsigned, Size: 1, Shape: []int{7}},
-		{Kind: Signed, Size: 2, Shape: []int{}},
-		{Kind: Unsigned, Size: 2, BigEndian: true, Shape: []int{1, 2, 3, 4}},
+	for _, h := range []header{
+		{Kind: kindFloat, Size: 4, Shape: []int{4, 5, 3}},
+		{Kind: kindFloat, Size: 8, BigEndian: true, Fortran: true, Shape: []int{512, 512, 31}},
+		{Kind: kindUnsigned, Size: 1, Shape: []int{7}},
+		{Kind: kindSigned, Size: 2, Shape: []int{}},
+		{Kind: kindUnsigned, Size: 2, BigEndian: true, Shape: []int{1, 2, 3, 4}},
 	} {
 		var buf bytes.Buffer
-		n, err := WriteHeader(&buf, h)
+		n, err := writeHeader(&buf, h)
 		if err != nil || n != buf.Len() {
 			t.Fatal(n, err)
 		}
 		if buf.Len()%64 != 0 || buf.Bytes()[buf.Len()-1] != '\n' {
 			t.Fatalf("%v: header of %d bytes, not a multiple of 64 ending in a newline", h, buf.Len())
 		}
-		got, err := ReadHeader(&buf)
+		got, err := readHeader(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestWriteReadHeader(t *testing.T) {
 // TestNumPyHeaderText checks the header text against what np.save writes.
 func TestNumPyHeaderText(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := WriteHeader(&buf, Header{Kind: Float, Size: 4, Shape: []int{4, 5, 3}}); err != nil {
+	if _, err := writeHeader(&buf, header{Kind: kindFloat, Size: 4, Shape: []int{4, 5, 3}}); err != nil {
 		t.Fatal(err)
 	}
 	want := "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (4, 5, 3), }" + strings.Repeat(" ", 55) + "\n"
@@ -59,7 +59,7 @@ func TestParseHeaderVariants(t *testing.T) {
 		{"{'shape': (), 'fortran_order': False, 'descr': '<i2', }", []int{}, "<i2"},
 		{"{'descr': '<u1', 'fortran_order': False, 'shape': (1, 1, 1), }", []int{1, 1, 1}, "|u1"},
 	} {
-		h, err := ParseHeader([]byte(tc.text))
+		h, err := parseHeader([]byte(tc.text))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.text, err)
 		}
@@ -70,7 +70,7 @@ func TestParseHeaderVariants(t *testing.T) {
 }
 
 func TestHeaderErrors(t *testing.T) {
-	v2 := []byte(Magic + "\x02\x00")
+	v2 := []byte(magic + "\x02\x00")
 	v2 = binary.LittleEndian.AppendUint32(v2, 1<<30)
 	for _, tc := range []struct {
 		data, want string
@@ -78,12 +78,12 @@ func TestHeaderErrors(t *testing.T) {
 		{"", "empty file"},
 		{"\x93NUM", "truncated"},
 		{"PK\x03\x04zzzzzzz", "not a .npy file"},
-		{Magic + "\x01\x00", "truncated in the header length"},
-		{Magic + "\x01\x00\x50\x00{'descr'", "truncated: the header says it is 80 bytes, only 8 follow"},
-		{Magic + "\x04\x00\x00\x00", "version 4.0"},
+		{magic + "\x01\x00", "truncated in the header length"},
+		{magic + "\x01\x00\x50\x00{'descr'", "truncated: the header says it is 80 bytes, only 8 follow"},
+		{magic + "\x04\x00\x00\x00", "version 4.0"},
 		{string(v2), "implausibly large"},
 	} {
-		_, err := ReadHeader(strings.NewReader(tc.data))
+		_, err := readHeader(strings.NewReader(tc.data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.data, err, tc.want)
 		}
@@ -105,14 +105,14 @@ func TestHeaderErrors(t *testing.T) {
 		{"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", "after the closing"},
 		{"'descr'", "want '{'"},
 	} {
-		_, err := ParseHeader([]byte(tc.text))
+		_, err := parseHeader([]byte(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.text, err, tc.want)
 		}
 	}
 }
 
-// TestHeaderAsNumPy compares WriteHeader with the header np.save wrote for
+// TestHeaderAsNumPy compares writeHeader with the header np.save wrote for
 // a fixture.
 func TestHeaderAsNumPy(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "arrays", "refl_f4_c.npy"))
@@ -120,7 +120,7 @@ func TestHeaderAsNumPy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := WriteHeader(&buf, Header{Kind: Float, Size: 4, Shape: []int{4, 5, 3}}); err != nil {
+	if _, err := writeHeader(&buf, header{Kind: kindFloat, Size: 4, Shape: []int{4, 5, 3}}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(data, buf.Bytes()) || len(data) != buf.Len()+4*5*3*4 {

@@ -1,4 +1,19 @@
-package msi
+// Package envi reads and writes cubes as ENVI files: a text header
+// (X.hdr) beside the raw values (X.img). It reads band-sequential (BSQ),
+// band-interleaved-by-line (BIL) and by-pixel (BIP) files of uint8, int16,
+// uint16, float32 and float64 values of either byte order, whole or a
+// window of lines at a time, and writes float32 BSQ little-endian on the
+// working scale, whole or a window of lines at a time.
+//
+// Metadata: the header's description, wavelength (with its units), fwhm,
+// band names and data ignore value map to the neutral fields of
+// msi.Metadata, and every field that describes the scene rather than the
+// data layout (those and map info, coordinate system string, sensor type,
+// …) is kept verbatim, in order, in Metadata.Fields, so that an ENVI
+// output carries them unchanged. A neutral field that has no verbatim
+// field of the same key (a cube read from another format) is written from
+// its value.
+package envi
 
 import (
 	"bytes"
@@ -8,10 +23,78 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
+
+	"tdsc/internal/msi"
 )
+
+// name is the format's name in Storage.Format and in Metadata.Fields.
+const name = "envi"
+
+// Format is the ENVI format.
+var Format msi.Format = format{}
+
+type format struct{}
+
+func (format) Info() msi.Info {
+	return msi.Info{Name: name, Label: "ENVI", Path: "an ENVI .hdr", Takes: msi.TakesScale,
+		Carries: msi.CarriesWavelengths | msi.CarriesFWHM | msi.CarriesBandNames | msi.CarriesDescription | msi.CarriesNoData}
+}
+
+// Recognize reports whether path ends in .hdr or .img, in any case.
+func (format) Recognize(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".hdr" || ext == ".img"
+}
+
+// Outputs returns the header and data file that writing path makes: path
+// with its .hdr or .img extension replaced by .hdr and .img.
+func (format) Outputs(path string) []string {
+	hdr, img := outputPaths(path)
+	return []string{hdr, img}
+}
+
+// outputPaths returns the header and data file of an output named path,
+// with or without its extension.
+func outputPaths(path string) (hdr, img string) {
+	stem := path
+	if Format.Recognize(path) {
+		stem = strings.TrimSuffix(path, filepath.Ext(path))
+	}
+	return stem + ".hdr", stem + ".img"
+}
+
+// Open reads the ENVI cube whose header or data file is path (the other
+// file of the pair is found beside it, see dataPaths), its values
+// multiplied by opts.Scale (0 means 1: values as stored).
+func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
+	if err := msi.CheckScale(opts.Scale); err != nil {
+		return nil, err
+	}
+	if err := msi.Exists(path); err != nil {
+		return nil, err
+	}
+	return read(path, opts.Scale)
+}
+
+// Write writes c as an ENVI float32 cube (see write); the array options
+// of opts do not apply.
+func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	return msi.WriteInfo{}, write(path, c, opts.Force)
+}
+
+// OpenWindow opens the cube for reading a window of lines at a time (see
+// Reader).
+func (format) OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
+	return openWindow(path, opts.Scale)
+}
+
+// CreateWindow starts an ENVI output written a window of lines at a time
+// (see Writer).
+func (format) CreateWindow(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
+	return create(path, height, width, bands, meta, opts.Force)
+}
 
 // ENVI data types read by this package (the "data type" header field).
 const (
@@ -41,11 +124,10 @@ func enviBytes(dataType int) int {
 type enviHeader struct {
 	samples, lines, bands int // width, height, band count
 	dataType              int
-	interleave            string // "bsq", "bil" or "bip"
-	bigEndian             bool   // byte order = 1
-	headerOffset          int    // bytes to skip at the start of the data file
-	wavelengths           []float64
-	scene                 []HeaderField // the fields kept for output (Cube.Header)
+	interleave            string       // "bsq", "bil" or "bip"
+	bigEndian             bool         // byte order = 1
+	headerOffset          int          // bytes to skip at the start of the data file
+	meta                  msi.Metadata // the scene's metadata, on the stored scale
 }
 
 // tdscDescription starts the description tdsc writes when the cube has no
@@ -57,6 +139,8 @@ const tdscDescription = "multispectral cube, [0, 255] intensity scale"
 // stored or scaled rather than the scene, and the one tdsc writes about its
 // own processing; they are not carried from an input to an output, which
 // has its own layout (float32 BSQ on the working scale) and processing.
+// (The data ignore value is on the stored scale: it is taken into
+// Metadata.NoData and written from there.)
 var layoutFields = map[string]bool{
 	"samples": true, "lines": true, "bands": true, "header offset": true, "file type": true,
 	"data type": true, "interleave": true, "byte order": true, "data gain values": true,
@@ -73,8 +157,11 @@ const maxHeaderBytes = 1 << 24
 // matching '}' across lines. Keys are case-insensitive and unknown keys are
 // ignored, as are blank lines and lines starting with ';'. samples, lines,
 // bands and data type are required; interleave defaults to bsq, byte order
-// and header offset to 0. Wavelengths are kept (in nanometres) when the
-// wavelength units are nanometres, micrometres or millimetres.
+// and header offset to 0. Wavelengths and FWHM are kept (in nanometres)
+// when the wavelength units are nanometres, micrometres or millimetres;
+// FWHM and band names only when they list one value per band (the
+// verbatim field is carried either way). A data ignore value must be a
+// number; a NaN or infinite one marks nothing and is not kept.
 func parseENVIHeader(text []byte) (*enviHeader, error) {
 	text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
 	lines := strings.Split(string(text), "\n")
@@ -82,7 +169,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 		return nil, errors.New(`not an ENVI header: the first line is not "ENVI"`)
 	}
 	fields := map[string]string{}
-	var scene []HeaderField
+	var scene []msi.Field
 	for i := 1; i < len(lines); i++ {
 		line := strings.TrimSpace(lines[i])
 		if line == "" || line[0] == ';' {
@@ -111,12 +198,12 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			value = value[1:strings.IndexByte(value, '}')]
 		}
 		if _, seen := fields[key]; !seen && !layoutFields[key] && !(key == "description" && strings.HasPrefix(value, tdscDescription)) {
-			scene = append(scene, HeaderField{Key: strings.Join(strings.Fields(line[:eq]), " "), Value: raw})
+			scene = append(scene, msi.Field{Format: name, Key: strings.Join(strings.Fields(line[:eq]), " "), Value: raw})
 		}
 		fields[key] = value
 	}
 
-	h := &enviHeader{interleave: "bsq", scene: scene}
+	h := &enviHeader{interleave: "bsq", meta: msi.Metadata{Fields: scene}}
 	for _, f := range []struct {
 		key      string
 		dst      *int
@@ -160,6 +247,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			return nil, fmt.Errorf("byte order = %q: want 0 or 1", clip(v))
 		}
 	}
+	unit := wavelengthScale(fields["wavelength units"])
 	if v, ok := fields["wavelength"]; ok {
 		parts := strings.Split(v, ",")
 		if len(parts) != h.bands {
@@ -173,14 +261,55 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			}
 			wl[i] = x
 		}
-		if scale := wavelengthScale(fields["wavelength units"]); scale > 0 {
+		if unit > 0 {
 			for i := range wl {
-				wl[i] *= scale
+				wl[i] *= unit
 			}
-			h.wavelengths = wl
+			h.meta.Wavelengths = wl
+		}
+	}
+	if v, ok := fields["fwhm"]; ok && unit > 0 {
+		h.meta.FWHM = numbers(v, h.bands, unit)
+	}
+	if v, ok := fields["band names"]; ok {
+		if names := strings.Split(v, ","); len(names) == h.bands {
+			for i := range names {
+				names[i] = strings.TrimSpace(names[i])
+			}
+			h.meta.BandNames = names
+		}
+	}
+	if v, ok := fields["description"]; ok && !strings.HasPrefix(v, tdscDescription) {
+		h.meta.Description = strings.TrimSpace(v)
+	}
+	if v, ok := fields["data ignore value"]; ok {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return nil, fmt.Errorf("data ignore value = %q is not a number", clip(v))
+		}
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			h.meta.NoData, h.meta.HasNoData = x, true
 		}
 	}
 	return h, nil
+}
+
+// numbers returns the n comma-separated numbers of list times unit, or nil
+// when list does not hold n finite numbers.
+func numbers(list string, n int, unit float64) []float64 {
+	parts := strings.Split(list, ",")
+	if len(parts) != n {
+		return nil
+	}
+	xs := make([]float64, n)
+	for i, p := range parts {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil
+		}
+		xs[i] = x * unit
+	}
+	return xs
 }
 
 // wavelengthScale returns the factor that turns the given ENVI wavelength
@@ -276,28 +405,48 @@ func loadENVIHeader(path string) (*enviHeader, string, error) {
 	return h, dataPath, nil
 }
 
-// readENVI reads the ENVI cube whose header or data file is path, and
-// returns it with the name of its data type (one of DTypes). The values are
-// taken as they are; NaN or infinite values are an error.
-func readENVI(path string) (*Cube, string, error) {
+// read reads the ENVI cube whose header or data file is path, its values
+// multiplied by scale (0 means 1). NaN or infinite values are an error.
+func read(path string, scale float64) (*msi.Cube, error) {
 	h, dataPath, err := loadENVIHeader(path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	raw, err := os.ReadFile(dataPath)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if want := h.headerOffset + h.samples*h.lines*h.bands*enviBytes(h.dataType); len(raw) != want {
-		return nil, "", fmt.Errorf("%s: read %d bytes, want %d", dataPath, len(raw), want)
+		return nil, fmt.Errorf("%s: read %d bytes, want %d", dataPath, len(raw), want)
 	}
-	c := NewCube(h.lines, h.samples, h.bands)
+	c := msi.NewCube(h.lines, h.samples, h.bands)
 	if err := decodeENVI(c, raw[h.headerOffset:], h, 0); err != nil {
-		return nil, "", fmt.Errorf("%s: %v", dataPath, err)
+		return nil, fmt.Errorf("%s: %v", dataPath, err)
 	}
-	c.Wavelengths = h.wavelengths
-	c.Header = h.scene
-	return c, enviTypeName(h.dataType), nil
+	c.Metadata = h.metadata(scale)
+	scaleValues(c.Data, c.Stored.Scale)
+	return c, nil
+}
+
+// metadata returns the cube's metadata as read with scale (0 means 1):
+// the no-data value scaled as the values are.
+func (h *enviHeader) metadata(scale float64) msi.Metadata {
+	if scale == 0 {
+		scale = 1
+	}
+	m := h.meta
+	m.NoData *= scale
+	m.Stored = msi.Storage{Format: name, DType: enviTypeName(h.dataType), Scale: scale}
+	return m
+}
+
+// scaleValues multiplies values by scale in place (nothing to do for 1).
+func scaleValues(values []float64, scale float64) {
+	if scale != 1 {
+		for i := range values {
+			values[i] *= scale
+		}
+	}
 }
 
 // enviTypeName returns the DTypes name of an ENVI data type.
@@ -328,9 +477,9 @@ func mulInt(xs ...int) (int, bool) {
 }
 
 // decodeENVI fills c from raw, the data of c.Height lines of an ENVI file
-// laid out as h says (all of them, or a block read by ENVIReader), the
+// laid out as h says (all of them, or a block read by a reader), the
 // first of which is line firstLine of the file (for error messages).
-func decodeENVI(c *Cube, raw []byte, h *enviHeader, firstLine int) error {
+func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 	var order binary.ByteOrder = binary.LittleEndian
 	if h.bigEndian {
 		order = binary.BigEndian
@@ -379,23 +528,22 @@ func decodeENVI(c *Cube, raw []byte, h *enviHeader, firstLine int) error {
 	return nil
 }
 
-// WriteENVI writes c as an ENVI float32 cube: path with its .hdr or .img
+// write writes c as an ENVI float32 cube: path with its .hdr or .img
 // extension (if any) replaced by .img for the data (band-sequential,
 // little-endian float32, no header offset) and by .hdr for the header
-// (with the wavelengths in nanometres when c has them). Values are stored as
-// they are, so the format is lossless for float32-representable values
-// outside [0, 255]; a value that is NaN or does not fit in a float32 is an
-// error.
+// (see headerText). Values are stored as they are, so the format is
+// lossless for float32-representable values outside [0, 255]; a value
+// that is NaN or does not fit in a float32 is an error.
 //
 // Both files are written under temporary names in the same folder and
 // renamed into place as a pair (package atomicfile): on error neither is
 // changed and the temporary files are removed. An existing .hdr or .img is
 // an *atomicfile.ExistsError unless force is set.
-func WriteENVI(path string, c *Cube, force bool) error {
-	if err := checkCube(c); err != nil {
+func write(path string, c *msi.Cube, force bool) error {
+	if err := c.Check(); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	w, err := CreateENVI(path, c, force)
+	w, err := create(path, c.Height, c.Width, c.Bands, c.Metadata, force)
 	if err != nil {
 		return err
 	}
@@ -406,43 +554,87 @@ func WriteENVI(path string, c *Cube, force bool) error {
 	return w.Commit()
 }
 
-// enviHeaderText returns the header of c written as float32 BSQ. The
-// fields of c.Header come after the layout, verbatim; the description is
-// c.Header's when it has one (tdsc's line then goes in a field of its own,
-// "tdsc processing"), else the intensity scale and c.Description, and the
-// wavelengths are c.Header's when it has them, else c.Wavelengths.
-func enviHeaderText(c *Cube) string {
-	var b strings.Builder
-	has := func(key string) bool {
-		return slices.ContainsFunc(c.Header, func(f HeaderField) bool { return strings.EqualFold(f.Key, key) })
+// headerText returns the header of a height×width×bands cube with
+// metadata m written as float32 BSQ. The ENVI fields of m.Fields come
+// after the layout, verbatim. The description is the verbatim field when
+// there is one, else m.Description, else the intensity scale and
+// m.Processing; a scene description keeps tdsc's line out of it, in a
+// field of its own, "tdsc processing". Wavelengths, FWHM and band names
+// are written from m when m.Fields has no field of their key (wavelengths
+// and FWHM in the units of a verbatim wavelength units field, else in
+// nanometres), and the no-data value as the data ignore value.
+func headerText(height, width, bands int, m *msi.Metadata) string {
+	fields := m.FieldsOf(name)
+	field := func(key string) (string, bool) {
+		for _, f := range fields {
+			if strings.EqualFold(f.Key, key) {
+				return f.Value, true
+			}
+		}
+		return "", false
 	}
+	has := func(key string) bool { _, ok := field(key); return ok }
 	// A brace would end the header's field early.
 	unbrace := strings.NewReplacer("{", "(", "}", ")", "\n", " ").Replace
+	var b strings.Builder
 	b.WriteString("ENVI\n")
-	if !has("description") {
+	sceneDescription := has("description") || m.Description != ""
+	switch {
+	case has("description"):
+	case m.Description != "":
+		fmt.Fprintf(&b, "description = {%s}\n", unbrace(m.Description))
+	default:
 		desc := tdscDescription
-		if c.Description != "" {
-			desc += "; " + unbrace(c.Description)
+		if m.Processing != "" {
+			desc += "; " + unbrace(m.Processing)
 		}
 		fmt.Fprintf(&b, "description = {%s}\n", desc)
 	}
-	fmt.Fprintf(&b, "samples = %d\nlines = %d\nbands = %d\n", c.Width, c.Height, c.Bands)
+	fmt.Fprintf(&b, "samples = %d\nlines = %d\nbands = %d\n", width, height, bands)
 	fmt.Fprintf(&b, "header offset = 0\nfile type = ENVI Standard\ndata type = %d\ninterleave = bsq\nbyte order = 0\n", enviFloat32)
-	if c.Wavelengths != nil && !has("wavelength") {
-		b.WriteString("wavelength units = Nanometers\nwavelength = {")
-		for i, wl := range c.Wavelengths {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.FormatFloat(wl, 'g', -1, 64))
-		}
-		b.WriteString("}\n")
+	if m.HasNoData {
+		fmt.Fprintf(&b, "data ignore value = %s\n", strconv.FormatFloat(m.NoData, 'g', -1, 64))
 	}
-	for _, f := range c.Header {
+	// Wavelengths and FWHM are in nanometres, or in the unit a verbatim
+	// field states; a unit that is not a length cannot hold them.
+	unit := 1.0
+	if u, ok := field("wavelength units"); ok {
+		unit = wavelengthScale(u)
+	}
+	writeWavelengths := m.Wavelengths != nil && !has("wavelength") && unit > 0
+	writeFWHM := m.FWHM != nil && !has("fwhm") && unit > 0
+	if (writeWavelengths || writeFWHM) && !has("wavelength units") {
+		b.WriteString("wavelength units = Nanometers\n")
+	}
+	if writeWavelengths {
+		fmt.Fprintf(&b, "wavelength = {%s}\n", listText(m.Wavelengths, unit))
+	}
+	if writeFWHM {
+		fmt.Fprintf(&b, "fwhm = {%s}\n", listText(m.FWHM, unit))
+	}
+	if m.BandNames != nil && !has("band names") {
+		names := make([]string, len(m.BandNames))
+		for i, n := range m.BandNames {
+			// A comma would split the name in two on reading.
+			names[i] = strings.ReplaceAll(unbrace(n), ",", ";")
+		}
+		fmt.Fprintf(&b, "band names = {%s}\n", strings.Join(names, ", "))
+	}
+	for _, f := range fields {
 		fmt.Fprintf(&b, "%s = %s\n", f.Key, f.Value)
 	}
-	if has("description") && c.Description != "" {
-		fmt.Fprintf(&b, "tdsc processing = {[0, 255] intensity scale; %s}\n", unbrace(c.Description))
+	if sceneDescription && m.Processing != "" {
+		fmt.Fprintf(&b, "tdsc processing = {[0, 255] intensity scale; %s}\n", unbrace(m.Processing))
 	}
 	return b.String()
+}
+
+// listText writes values divided by unit as an ENVI list, shortest
+// decimals that read back as the same numbers.
+func listText(values []float64, unit float64) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = strconv.FormatFloat(v/unit, 'g', -1, 64)
+	}
+	return strings.Join(parts, ", ")
 }

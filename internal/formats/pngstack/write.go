@@ -1,4 +1,4 @@
-package msi
+package pngstack
 
 import (
 	"bufio"
@@ -15,56 +15,55 @@ import (
 	"sync/atomic"
 
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
 )
 
-// WritePNGStack writes c as a band stack: the folder dir holding one 16-bit
+// writeStack writes c as a band stack: the folder dir holding one 16-bit
 // grayscale PNG per band, named <scene>_NN.png with NN = 01, 02, ... (more
-// digits when there are over 99 bands) and scene = opts.Scene or, when that
-// is empty, the base name of dir. Values are clipped to [0, 255], scaled by
-// 65535/255 and rounded; WriteInfo.Clipped counts the clipped voxels. A
-// NaN or infinite value is an error. Wavelengths are not stored.
+// digits when there are over 99 bands) and scene or, when that is empty,
+// the base name of dir. Values are clipped to [0, 255], scaled by
+// 65535/255 and rounded; it returns the number of clipped voxels. A NaN or
+// infinite value is an error. No metadata is stored.
 //
 // The bands are written in parallel into a temporary folder beside dir
 // (.<name>.tmp-*) that is renamed to dir at the end and removed on any
 // error (package atomicfile). An existing dir is an *atomicfile.ExistsError
-// unless opts.Force is set; then it is renamed away, the new folder renamed
-// in and the old one removed. Force refuses to replace anything but a
-// folder holding only PNG files.
-func WritePNGStack(dir string, c *Cube, opts WriteOptions) (WriteInfo, error) {
-	if err := checkCube(c); err != nil {
-		return WriteInfo{}, fmt.Errorf("%s: %v", dir, err)
+// unless force is set; then it is renamed away, the new folder renamed in
+// and the old one removed. Force refuses to replace anything but a folder
+// holding only PNG files.
+func writeStack(dir string, c *msi.Cube, scene string, force bool) (int, error) {
+	if err := c.Check(); err != nil {
+		return 0, fmt.Errorf("%s: %v", dir, err)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return WriteInfo{}, fmt.Errorf("%s: %v", dir, err)
+		return 0, fmt.Errorf("%s: %v", dir, err)
 	}
-	base := filepath.Base(abs)
-	scene := opts.Scene
 	if scene == "" {
-		scene = base
+		scene = filepath.Base(abs)
 	}
 	if scene == "" || strings.HasPrefix(scene, ".") || strings.ContainsAny(scene, `/\`+"\x00") {
-		return WriteInfo{}, fmt.Errorf("%s: %q cannot be a scene name (the prefix of the band files): choose another with a name not starting with '.'", dir, scene)
+		return 0, fmt.Errorf("%s: %q cannot be a scene name (the prefix of the band files): choose another with a name not starting with '.'", dir, scene)
 	}
-	if opts.Force {
+	if force {
 		if err := replaceable(dir); err != nil {
-			return WriteInfo{}, err
+			return 0, err
 		}
 	}
-	out, err := atomicfile.CreateDir(dir, opts.Force)
+	out, err := atomicfile.CreateDir(dir, force)
 	if err != nil {
-		return WriteInfo{}, err
+		return 0, err
 	}
 	clipped, err := writeBands(dir, out.Temp(), scene, c)
 	if err != nil {
 		out.Abort()
-		return WriteInfo{}, err
+		return 0, err
 	}
 	if err := out.Commit(); err != nil {
-		return WriteInfo{}, err
+		return 0, err
 	}
-	return WriteInfo{Clipped: clipped}, nil
+	return clipped, nil
 }
 
 // replaceable reports why an existing output at dir must not be replaced
@@ -93,7 +92,7 @@ func replaceable(dir string) error {
 // writeBands encodes every band of c into the folder tmp, up to GOMAXPROCS
 // at a time, and returns the number of clipped voxels. dir names the output
 // in errors.
-func writeBands(dir, tmp, scene string, c *Cube) (int, error) {
+func writeBands(dir, tmp, scene string, c *msi.Cube) (int, error) {
 	digits := max(2, len(strconv.Itoa(c.Bands)))
 	workers := min(parallel.Workers(0), c.Bands)
 	images := make([]*image.Gray16, workers)
@@ -127,7 +126,7 @@ func writeBands(dir, tmp, scene string, c *Cube) (int, error) {
 // quantise stores band b of c in img as 16-bit values: clipped to
 // [0, 255], times 65535/255, rounded. It returns how many values were
 // clipped, and an error for a value that is not finite.
-func quantise(img *image.Gray16, c *Cube, b int) (int, error) {
+func quantise(img *image.Gray16, c *msi.Cube, b int) (int, error) {
 	clipped := 0
 	for i, v := range c.Band(b) {
 		switch {
@@ -159,4 +158,16 @@ func encodePNG(path string, img image.Image) error {
 		err = w.Flush()
 	}
 	return errors.Join(err, f.Close())
+}
+
+// exists reports whether path exists (without following a final symlink).
+func exists(path string) (os.FileInfo, bool, error) {
+	fi, err := os.Lstat(path)
+	if err == nil {
+		return fi, true, nil
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	return nil, false, err
 }

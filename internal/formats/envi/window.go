@@ -1,0 +1,207 @@
+package envi
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+
+	"tdsc/internal/atomicfile"
+	"tdsc/internal/msi"
+)
+
+// reader reads an ENVI cube a block of lines at a time (msi.WindowReader),
+// so that a cube larger than memory can be processed in strips. The lines
+// are read from the data file where they lie: one read per band for
+// band-sequential (BSQ) files, one read for band-interleaved (BIL, BIP)
+// files.
+//
+// Values are decoded as read decodes the whole cube, so that a block
+// equals the same lines of Open's cube.
+type reader struct {
+	h        *enviHeader
+	dataPath string
+	f        *os.File
+	scale    float64
+	raw      []byte // the bytes of the last block, reused
+}
+
+// openWindow opens the ENVI cube whose header or data file is path for
+// reading by blocks of lines, the values multiplied by scale (0 means 1)
+// as Open does. The header is parsed and the data file's size checked as
+// Open does.
+func openWindow(path string, scale float64) (*reader, error) {
+	if err := msi.CheckScale(scale); err != nil {
+		return nil, err
+	}
+	if err := msi.Exists(path); err != nil {
+		return nil, err
+	}
+	if scale == 0 {
+		scale = 1
+	}
+	h, dataPath, err := loadENVIHeader(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(dataPath)
+	if err != nil {
+		return nil, err
+	}
+	return &reader{h: h, dataPath: dataPath, f: f, scale: scale}, nil
+}
+
+// Size returns the cube's height (lines), width (samples) and band count.
+func (r *reader) Size() (height, width, bands int) {
+	return r.h.lines, r.h.samples, r.h.bands
+}
+
+// Metadata returns the cube's metadata as Open sets it.
+func (r *reader) Metadata() (msi.Metadata, error) { return r.h.metadata(r.scale), nil }
+
+// ReadLines returns lines y0 .. y0+n−1 of the cube, every sample and band,
+// as an n×W×B cube with the file's wavelengths. A line range outside the
+// cube is an error, as is a NaN or infinite value.
+func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
+	h := r.h
+	if n < 1 || y0 < 0 || y0 > h.lines-n {
+		return nil, fmt.Errorf("%s: lines [%d, %d) are outside the cube's %d lines", r.dataPath, y0, y0+n, h.lines)
+	}
+	size := enviBytes(h.dataType)
+	lineBytes := h.samples * size // one band of one line
+	block := n * lineBytes * h.bands
+	if cap(r.raw) < block {
+		r.raw = make([]byte, block)
+	}
+	raw := r.raw[:block]
+	if h.interleave == "bsq" {
+		// Band b's lines are at (b·L + y0)·S values; gathered band after
+		// band, they are the BSQ layout of an n-line cube.
+		bandBytes := n * lineBytes
+		for b := range h.bands {
+			off := int64(h.headerOffset) + (int64(b)*int64(h.lines)+int64(y0))*int64(lineBytes)
+			if _, err := r.f.ReadAt(raw[b*bandBytes:(b+1)*bandBytes], off); err != nil {
+				return nil, fmt.Errorf("%s: %v", r.dataPath, err)
+			}
+		}
+	} else {
+		// BIL and BIP keep a line's bands together: the block is contiguous
+		// and is the layout of an n-line cube.
+		off := int64(h.headerOffset) + int64(y0)*int64(lineBytes)*int64(h.bands)
+		if _, err := r.f.ReadAt(raw, off); err != nil {
+			return nil, fmt.Errorf("%s: %v", r.dataPath, err)
+		}
+	}
+	c := msi.NewCube(n, h.samples, h.bands)
+	if err := decodeENVI(c, raw, h, y0); err != nil {
+		return nil, fmt.Errorf("%s: %v", r.dataPath, err)
+	}
+	scaleValues(c.Data, r.scale)
+	c.Wavelengths = h.meta.Wavelengths
+	return c, nil
+}
+
+// Close closes the data file.
+func (r *reader) Close() error { return r.f.Close() }
+
+// writer writes an ENVI float32 cube a block of lines at a time
+// (msi.WindowWriter), in the layout write writes (band-sequential,
+// little-endian, no header offset) and with the same header, so that a
+// cube written in blocks is byte for byte the file write writes for the
+// whole cube.
+//
+// Both files are built under temporary names and renamed into place by
+// Commit, as write does; Abort, or a Commit before every line is written,
+// leaves nothing behind.
+type writer struct {
+	height, width, bands int
+	meta                 msi.Metadata
+	hdr, img             *atomicfile.File
+	lines                *msi.Lines
+	buf                  []byte
+	hdrPath, path        string
+}
+
+// create starts the ENVI float32 cube at path (its .hdr or .img
+// extension, if any, replaced as write does) for a height×width×bands cube
+// whose header carries meta (see headerText). An existing output is an
+// *atomicfile.ExistsError unless force is set.
+func create(path string, height, width, bands int, meta msi.Metadata, force bool) (*writer, error) {
+	if height < 1 || width < 1 || bands < 1 {
+		return nil, fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
+	}
+	if err := meta.CheckFor(bands); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	hdrPath, imgPath := outputPaths(path)
+	hdr, err := atomicfile.Create(hdrPath, force)
+	if err != nil {
+		return nil, err
+	}
+	img, err := atomicfile.Create(imgPath, force)
+	if err != nil {
+		hdr.Abort()
+		return nil, err
+	}
+	return &writer{height: height, width: width, bands: bands, meta: meta, hdr: hdr, img: img, lines: msi.NewLines(height),
+		hdrPath: hdrPath, path: imgPath}, nil
+}
+
+// WriteLines writes the lines of c as lines y0 .. y0+c.Height−1 of the
+// output. c must have the output's width and band count; each line may be
+// written once. A value that is NaN or does not fit in a float32 is an
+// error, as in write.
+func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
+	if c.Width != w.width || c.Bands != w.bands || len(c.Data) != c.Height*c.Width*c.Bands {
+		return fmt.Errorf("%s: a block of %s for a %d×%d×%d cube", w.path, c.Size(), w.height, w.width, w.bands)
+	}
+	if err := w.lines.Check(y0, c.Height); err != nil {
+		return fmt.Errorf("%s: %v", w.path, err)
+	}
+	band := c.Height * c.Width
+	if cap(w.buf) < 4*band {
+		w.buf = make([]byte, 4*band)
+	}
+	buf := w.buf[:4*band]
+	for b := range c.Bands {
+		for i, v := range c.Band(b) {
+			f := float32(v)
+			if math.IsNaN(v) || math.IsInf(float64(f), 0) {
+				return fmt.Errorf("%s: value %v at band %d, line %d, sample %d (from 0) cannot be stored as float32",
+					w.path, v, b, y0+i/c.Width, i%c.Width)
+			}
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(f))
+		}
+		off := 4 * (int64(b)*int64(w.height) + int64(y0)) * int64(w.width)
+		if _, err := w.img.WriteAt(buf, off); err != nil {
+			return fmt.Errorf("%s: %v", w.path, err)
+		}
+	}
+	w.lines.Mark(y0, c.Height)
+	return nil
+}
+
+// SetProcessing sets the history the header records (Metadata.Processing).
+func (w *writer) SetProcessing(s string) { w.meta.Processing = s }
+
+// Commit writes the header and renames both files into place. Every line
+// must have been written; otherwise nothing is committed and the temporary
+// files are removed.
+func (w *writer) Commit() error {
+	if err := w.lines.Done(); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: %v", w.path, err)
+	}
+	if _, err := w.hdr.WriteString(headerText(w.height, w.width, w.bands, &w.meta)); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: %v", w.hdrPath, err)
+	}
+	return atomicfile.Commit(w.img, w.hdr)
+}
+
+// Abort removes the temporary files. It may be called after Commit, when
+// it does nothing.
+func (w *writer) Abort() {
+	w.img.Abort()
+	w.hdr.Abort()
+}

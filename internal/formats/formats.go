@@ -1,0 +1,260 @@
+// Package formats is the list of the file formats of cubes and chooses one
+// by the path: every command reads and writes cubes through it, so that a
+// new format is its package under internal/formats and one line in All.
+//
+// Choosing: an existing folder is a PNG band stack; otherwise the first
+// format of All that recognizes the path's name reads or writes it, and a
+// path that none recognizes is written as a PNG band stack folder (and
+// cannot be read). So "x.hdr" is ENVI, "x.npy" NumPy, "x.mat:VAR" a
+// MAT-file variable and "denoised" a band-stack folder.
+package formats
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"tdsc/internal/atomicfile"
+	"tdsc/internal/formats/array"
+	"tdsc/internal/formats/envi"
+	"tdsc/internal/formats/mat"
+	"tdsc/internal/formats/npy"
+	"tdsc/internal/formats/pngstack"
+	"tdsc/internal/msi"
+	"tdsc/internal/option"
+)
+
+// All lists the formats in the order they are asked to recognize a path
+// (and listed in help), the band stack (folder) first.
+var All = []msi.Format{folder, envi.Format, npy.Format, mat.Format}
+
+// folder is the format of folders, and of outputs whose name no format
+// recognizes.
+var folder = pngstack.Format
+
+// Named returns the format called name (Info.Name), or nil.
+func Named(name string) msi.Format {
+	for _, f := range All {
+		if f.Info().Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// ForRead returns the format of the cube at path: the band stack for an
+// existing folder, else the format that recognizes the name. A path that
+// does not exist and that no format recognizes is "no such file or
+// folder"; one that exists and that no format recognizes is an unknown
+// format.
+func ForRead(path string) (msi.Format, error) {
+	fi, statErr := os.Stat(path)
+	if statErr == nil && fi.IsDir() {
+		return folder, nil
+	}
+	if f := recognize(path); f != nil {
+		return f, nil
+	}
+	if statErr != nil {
+		if errors.Is(statErr, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file or folder", path)
+		}
+		return nil, statErr
+	}
+	return nil, fmt.Errorf("%s: unknown format: want %s", path, Paths())
+}
+
+// ForWrite returns the format that writing path writes: the format that
+// recognizes the name, else the band stack.
+func ForWrite(path string) msi.Format {
+	if f := recognize(path); f != nil {
+		return f
+	}
+	return folder
+}
+
+// recognize returns the first format of All that recognizes path, or nil.
+func recognize(path string) msi.Format {
+	for _, f := range All {
+		if f.Recognize(path) {
+			return f
+		}
+	}
+	return nil
+}
+
+// Open reads the cube at path with the default options.
+func Open(path string) (*msi.Cube, error) { return OpenWith(path, msi.ReadOptions{}) }
+
+// OpenWith reads the cube at path (ForRead) with opts, which must be
+// options the format takes: an axis order other than HWB, or a scale
+// other than automatic, for a format that does not take it is an
+// *option.Error. The cube's Stored says how it was stored and read.
+func OpenWith(path string, opts msi.ReadOptions) (*msi.Cube, error) {
+	f, err := checkRead(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return f.Open(path, opts)
+}
+
+// checkRead returns the format of path after checking opts against it.
+func checkRead(path string, opts msi.ReadOptions) (msi.Format, error) {
+	axes, err := array.ParseAxes(opts.Axes)
+	if err != nil {
+		return nil, err
+	}
+	if err := msi.CheckScale(opts.Scale); err != nil {
+		return nil, err
+	}
+	f, err := ForRead(path)
+	if err != nil {
+		return nil, err
+	}
+	info := f.Info()
+	if axes != array.DefaultAxes && info.Takes&msi.TakesAxes == 0 {
+		return nil, option.Errorf("axes", opts.Axes, "%s: axes apply to %s files; %s files have a fixed layout", path, joinLabels(Labels(msi.TakesAxes), "and"), info.Label)
+	}
+	if opts.Scale != 0 && info.Takes&msi.TakesScale == 0 {
+		return nil, option.Errorf("scale", opts.Scale, "%s: a scale does not apply to a %s, which brings its values to the [0, 255] scale itself", path, info.Label)
+	}
+	return f, nil
+}
+
+// Write stores c at path in the format ForWrite chooses, atomically (see
+// msi.Format). An existing output is an error unless opts.Force is set.
+func Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	return ForWrite(path).Write(path, c, opts)
+}
+
+// RefuseExisting returns an *atomicfile.ExistsError when Write(path, …)
+// would replace something that exists (for an ENVI path its .hdr or its
+// .img, whatever the case of the extension given; for FILE.mat:NAME the
+// file). Commands call it before long work, so that a run that could not
+// write its result does not start.
+func RefuseExisting(path string) error {
+	return atomicfile.Refuse(ForWrite(path).Outputs(path)...)
+}
+
+// OpenWindow opens the cube at path for reading a window of lines at a
+// time, with opts as OpenWith takes them. A format that cannot is an
+// error saying which can (see CanReadWindows).
+func OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
+	f, err := checkRead(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	w, ok := f.(msi.WindowOpener)
+	if !ok {
+		return nil, fmt.Errorf("%s: %s", path, windowsError(f, "read", windowReaders()))
+	}
+	return w.OpenWindow(path, opts)
+}
+
+// CreateWindow starts the output at path, in the format ForWrite chooses,
+// for writing a height×width×bands cube with metadata meta a window of
+// lines at a time. A format that cannot is an error saying which can.
+func CreateWindow(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
+	f := ForWrite(path)
+	w, ok := f.(msi.WindowCreator)
+	if !ok {
+		return nil, fmt.Errorf("%s: %s", path, windowsError(f, "written", windowWriters()))
+	}
+	return w.CreateWindow(path, height, width, bands, meta, opts)
+}
+
+// CanReadWindows returns nil when the cube at path is of a format that
+// reads windows of lines, and otherwise an error saying what it is and
+// which formats can ("a .mat, which cannot be read in strips of lines
+// (ENVI and .npy can)"), without reading the cube.
+func CanReadWindows(path string) error {
+	f, err := ForRead(path)
+	if err != nil {
+		return err
+	}
+	if _, ok := f.(msi.WindowOpener); !ok {
+		return errors.New(windowsError(f, "read", windowReaders()))
+	}
+	return nil
+}
+
+// CanWriteWindows returns nil when an output at path is written in a
+// format that writes windows of lines, and otherwise an error saying so
+// and which formats can.
+func CanWriteWindows(path string) error {
+	f := ForWrite(path)
+	if _, ok := f.(msi.WindowCreator); !ok {
+		return errors.New(windowsError(f, "written", windowWriters()))
+	}
+	return nil
+}
+
+// windowsError says that a cube of format f cannot be read or written in
+// strips, and which formats (labels) can: "a PNG band stack, which cannot
+// be read in strips of lines (ENVI and .npy can)".
+func windowsError(f msi.Format, verb string, labels []string) string {
+	return fmt.Sprintf("a %s, which cannot be %s in strips of lines (%s can)", f.Info().Label, verb, joinLabels(labels, "and"))
+}
+
+// windowReaders and windowWriters list the labels of the formats that read
+// and write windows of lines.
+func windowReaders() []string {
+	var labels []string
+	for _, f := range All {
+		if _, ok := f.(msi.WindowOpener); ok {
+			labels = append(labels, f.Info().Label)
+		}
+	}
+	return labels
+}
+
+func windowWriters() []string {
+	var labels []string
+	for _, f := range All {
+		if _, ok := f.(msi.WindowCreator); ok {
+			labels = append(labels, f.Info().Label)
+		}
+	}
+	return labels
+}
+
+// Labels returns the labels of the formats that take all of opts (0:
+// every format), in the order of All.
+func Labels(opts msi.Options) []string {
+	var labels []string
+	for _, f := range All {
+		if info := f.Info(); info.Takes&opts == opts {
+			labels = append(labels, info.Label)
+		}
+	}
+	return labels
+}
+
+// WindowLabels returns the labels of the formats that read windows of
+// lines, and so can be denoised in strips.
+func WindowLabels() []string { return windowReaders() }
+
+// Paths lists what the paths of every format look like, for help and
+// errors: "a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]".
+func Paths() string {
+	paths := make([]string, len(All))
+	for i, f := range All {
+		paths[i] = f.Info().Path
+	}
+	return joinLabels(paths, "or")
+}
+
+// joinLabels lists labels for a message: "a", "a and b", "a, b and c".
+func joinLabels(labels []string, and string) string {
+	if len(labels) < 2 {
+		return strings.Join(labels, "")
+	}
+	return strings.Join(labels[:len(labels)-1], ", ") + " " + and + " " + labels[len(labels)-1]
+}
+
+// Lost names the metadata of m that an output at path would not keep, its
+// format not carrying it: what a command may warn of.
+func Lost(path string, m *msi.Metadata) []string {
+	return m.Present(^ForWrite(path).Info().Carries)
+}

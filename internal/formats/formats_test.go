@@ -1,0 +1,412 @@
+package formats
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/png"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"tdsc/internal/msi"
+)
+
+// randomCube returns a cube of uniform random values in [lo, hi).
+func randomCube(rng *rand.Rand, h, w, bands int, lo, hi float64) *msi.Cube {
+	c := msi.NewCube(h, w, bands)
+	for i := range c.Data {
+		c.Data[i] = lo + (hi-lo)*rng.Float64()
+	}
+	return c
+}
+
+// writeFile writes data to dir/name and returns the path.
+func writeFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// samplePaths are an output path of every format, by name.
+var samplePaths = map[string]string{"png": "stack", "envi": "cube.hdr", "npy": "cube.npy", "mat": "cube.mat"}
+
+// fullMetadata returns metadata with every neutral field set, for a cube
+// of bands bands.
+func fullMetadata(bands int) msi.Metadata {
+	m := msi.Metadata{Description: "a scene", NoData: -1, HasNoData: true}
+	for b := range bands {
+		m.Wavelengths = append(m.Wavelengths, 400+10.5*float64(b))
+		m.FWHM = append(m.FWHM, 10+float64(b))
+		m.BandNames = append(m.BandNames, "band "+string(rune('A'+b)))
+	}
+	return m
+}
+
+// TestRoundTrip writes a small cube through Write in every registered
+// format and reads it back through Open: the same values (as the format
+// stores them: whole levels survive every format), and every metadata the
+// format says it carries, and the format's name in Stored.
+func TestRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	dir := t.TempDir()
+	c := randomCube(rng, 3, 4, 2, 0, 255)
+	for i := range c.Data {
+		c.Data[i] = float64(int(c.Data[i])) // whole levels survive every format exactly
+	}
+	c.Metadata = fullMetadata(c.Bands)
+	for _, f := range All {
+		info := f.Info()
+		path, ok := samplePaths[info.Name]
+		if !ok {
+			t.Fatalf("format %s has no sample path in this test", info.Name)
+		}
+		path = filepath.Join(dir, path)
+		if got := ForWrite(path); got.Info().Name != info.Name {
+			t.Fatalf("%s is written as %s, want %s", path, got.Info().Name, info.Name)
+		}
+		if _, err := Write(path, c, msi.WriteOptions{}); err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		got, err := Open(path)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		if !got.SameSize(c) || !slices.Equal(got.Data, c.Data) {
+			t.Fatalf("%s: values differ from the cube written", info.Name)
+		}
+		if got.Stored.Format != info.Name {
+			t.Errorf("%s: read as %q", info.Name, got.Stored.Format)
+		}
+		carried := map[msi.Carried]bool{
+			msi.CarriesWavelengths: slices.Equal(got.Wavelengths, c.Wavelengths),
+			msi.CarriesFWHM:        slices.Equal(got.FWHM, c.FWHM),
+			msi.CarriesBandNames:   slices.Equal(got.BandNames, c.BandNames),
+			msi.CarriesDescription: got.Description == c.Description,
+			msi.CarriesNoData:      got.HasNoData && got.NoData == c.NoData,
+		}
+		for what, kept := range carried {
+			if info.Carries&what != 0 && !kept {
+				t.Errorf("%s says it carries %v but lost it: %+v", info.Name, got.Present(what), got.Metadata)
+			}
+		}
+		if lost := Lost(path, &c.Metadata); len(lost) != len(c.Present(^info.Carries)) {
+			t.Errorf("%s: Lost says %v", info.Name, lost)
+		}
+		if err := RefuseExisting(path); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("%s: RefuseExisting after writing: %v", info.Name, err)
+		}
+	}
+}
+
+// TestRecognize checks which format reads and writes a path.
+func TestRecognize(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "x.npy") // a folder is a stack, whatever its name
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, read, write string }{
+		{"a.hdr", "envi", "envi"},
+		{"a.IMG", "envi", "envi"},
+		{"a.Npy", "npy", "npy"},
+		{"a.mat", "mat", "mat"},
+		{"a.mat:cube", "mat", "mat"},
+		{"a.png", "png", "png"},
+		{folder, "png", "npy"},
+		{"denoised", "", "png"},
+		{"a.tif", "", "png"},
+	} {
+		path := tc.path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		if got := ForWrite(path).Info().Name; got != tc.write {
+			t.Errorf("ForWrite(%s) = %s, want %s", tc.path, got, tc.write)
+		}
+		f, err := ForRead(path)
+		switch {
+		case tc.read == "" && err == nil:
+			t.Errorf("ForRead(%s) = %s, want an error", tc.path, f.Info().Name)
+		case tc.read != "" && (err != nil || f.Info().Name != tc.read):
+			t.Errorf("ForRead(%s) = %v, %v; want %s", tc.path, f, err, tc.read)
+		}
+	}
+	for _, f := range All {
+		if Named(f.Info().Name) != f {
+			t.Errorf("Named(%q) is not the format", f.Info().Name)
+		}
+	}
+	if Named("tiff") != nil {
+		t.Error("Named(tiff) found a format")
+	}
+	if got, want := Paths(), "a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]"; got != want {
+		t.Errorf("Paths() = %q, want %q", got, want)
+	}
+	if got, want := Labels(msi.TakesAxes), []string{".npy", ".mat"}; !slices.Equal(got, want) {
+		t.Errorf("Labels(axes) = %q, want %q", got, want)
+	}
+	if got, want := Labels(msi.TakesScale), []string{"ENVI", ".npy", ".mat"}; !slices.Equal(got, want) {
+		t.Errorf("Labels(scale) = %q, want %q", got, want)
+	}
+	if got, want := WindowLabels(), []string{"ENVI", ".npy"}; !slices.Equal(got, want) {
+		t.Errorf("WindowLabels = %q, want %q", got, want)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 2, 2))); err != nil {
+		t.Fatal(err)
+	}
+	band := writeFile(t, dir, "x_01.png", buf.Bytes())
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing"), "no such file or folder"},
+		{filepath.Join(dir, "missing.hdr"), "no such file or folder"},
+		{filepath.Join(dir, "missing.npy"), "no such file or folder"},
+		{writeFile(t, dir, "cube.tif", []byte("II*")), "unknown format: want a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]"},
+		{band, "single PNG"},
+	} {
+		_, err := Open(tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%s): got %v, want an error naming it and containing %q", tc.path, err, tc.want)
+		}
+	}
+}
+
+// windowCases are cubes in every format that reads windows, in every
+// layout it reads: ENVI as Write writes it; .npy in every axis order, C
+// and Fortran order (written by hand), float and integer, given and
+// automatic scale.
+func windowCases(t *testing.T, c *msi.Cube) (paths []string, opts []msi.ReadOptions) {
+	t.Helper()
+	dir := t.TempDir()
+	hdr := filepath.Join(dir, "c.hdr")
+	if _, err := Write(hdr, c, msi.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	paths, opts = append(paths, hdr, hdr), append(opts, msi.ReadOptions{}, msi.ReadOptions{Scale: 0.5})
+	for _, axes := range []string{"HWB", "HBW", "BHW", "WHB", "BWH", "WBH"} {
+		for _, dtype := range []string{"float32", "uint16"} {
+			p := filepath.Join(dir, axes+dtype+".npy")
+			if _, err := Write(p, c, msi.WriteOptions{Axes: axes, DType: dtype, Scale: 1.0 / 255}); err != nil {
+				t.Fatal(err)
+			}
+			paths, opts = append(paths, p, p), append(opts, msi.ReadOptions{Axes: axes}, msi.ReadOptions{Axes: axes, Scale: 3})
+			// The same array in Fortran order: NumPy's header flag, and
+			// the values transposed (the first index fastest).
+			f := filepath.Join(dir, axes+dtype+"_f.npy")
+			writeFortran(t, p, f)
+			paths, opts = append(paths, f), append(opts, msi.ReadOptions{Axes: axes})
+		}
+	}
+	return paths, opts
+}
+
+// writeFortran rewrites the C-order .npy file src as the Fortran-order
+// file dst of the same array.
+func writeFortran(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "'shape': (")
+	j := strings.Index(text[i:], ")")
+	var d [3]int
+	for k, s := range strings.Split(text[i+len("'shape': ("):i+j], ", ") {
+		for _, r := range s {
+			d[k] = 10*d[k] + int(r-'0')
+		}
+	}
+	offset := strings.IndexByte(text, '\n') + 1
+	size := (len(data) - offset) / (d[0] * d[1] * d[2])
+	out := []byte(strings.Replace(text[:offset], "'fortran_order': False", "'fortran_order': True ", 1))
+	values := data[offset:]
+	fort := make([]byte, len(values))
+	for a := range d[0] {
+		for b := range d[1] {
+			for c := range d[2] {
+				from := ((a*d[1]+b)*d[2] + c) * size
+				to := ((c*d[1]+b)*d[0] + a) * size
+				copy(fort[to:to+size], values[from:from+size])
+			}
+		}
+	}
+	if err := os.WriteFile(dst, append(out, fort...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWindowsMatchOpen reads every window of lines of every case with
+// OpenWindow and compares it with the same lines of the cube OpenWith
+// reads: values, wavelengths and metadata.
+func TestWindowsMatchOpen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	c := randomCube(rng, 5, 3, 4, 0, 255)
+	for i := range c.Data {
+		c.Data[i] = math.Round(c.Data[i])
+	}
+	c.Wavelengths = []float64{400, 450, 500, 550}
+	paths, opts := windowCases(t, c)
+	for i, path := range paths {
+		whole, err := OpenWith(path, opts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := OpenWindow(path, opts[i])
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if h, w, b := r.Size(); h != whole.Height || w != whole.Width || b != whole.Bands {
+			t.Fatalf("%s: size %d×%d×%d, Open's %s", path, h, w, b, whole.Size())
+		}
+		for y0 := range whole.Height {
+			for n := 1; y0+n <= whole.Height; n++ {
+				got, err := r.ReadLines(y0, n)
+				if err != nil {
+					t.Fatalf("%s: lines %d+%d: %v", path, y0, n, err)
+				}
+				want := whole.Crop(y0, 0, 0, n, whole.Width, whole.Bands)
+				if !slices.Equal(got.Data, want.Data) {
+					t.Fatalf("%s %+v: lines [%d, %d): %v, want %v", path, opts[i], y0, y0+n, got.Data, want.Data)
+				}
+			}
+		}
+		meta, err := r.Metadata()
+		if err != nil || meta.Stored != whole.Stored || !slices.Equal(meta.Wavelengths, whole.Wavelengths) {
+			t.Errorf("%s: window metadata %+v (%v), Open's %+v", path, meta, err, whole.Metadata)
+		}
+		for _, bad := range [][2]int{{-1, 1}, {0, 0}, {4, 2}, {0, 6}} {
+			// The error names the file read (an ENVI cube's data file).
+			if _, err := r.ReadLines(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), strings.TrimSuffix(path, filepath.Ext(path))) {
+				t.Errorf("%s: lines %d+%d: %v", path, bad[0], bad[1], err)
+			}
+		}
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestCreateWindowMatchesWrite writes a cube a window of lines at a time,
+// out of order, in every format that writes windows and every option it
+// takes, and compares the files with Write's for the whole cube.
+func TestCreateWindowMatchesWrite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	c := randomCube(rng, 7, 3, 4, -20, 300)
+	c.Metadata = fullMetadata(c.Bands)
+	c.Processing = "tdsc test"
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		opts msi.WriteOptions
+	}{{"c.hdr", msi.WriteOptions{}}}
+	for _, axes := range []string{"HWB", "HBW", "BHW", "WHB", "BWH", "WBH"} {
+		cases = append(cases, struct {
+			name string
+			opts msi.WriteOptions
+		}{axes + ".npy", msi.WriteOptions{Axes: axes, Scale: 255}}, struct {
+			name string
+			opts msi.WriteOptions
+		}{axes + "u8.npy", msi.WriteOptions{Axes: axes, DType: "uint8"}})
+	}
+	for _, tc := range cases {
+		whole := filepath.Join(dir, "whole-"+tc.name)
+		if _, err := Write(whole, c, tc.opts); err != nil {
+			t.Fatal(err)
+		}
+		strips := filepath.Join(dir, "strips-"+tc.name)
+		meta := c.Metadata
+		meta.Processing = ""
+		w, err := CreateWindow(strips, c.Height, c.Width, c.Bands, meta, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, blk := range [][2]int{{4, 3}, {0, 2}, {2, 2}} {
+			if err := w.WriteLines(c.Crop(blk[0], 0, 0, blk[1], c.Width, c.Bands), blk[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.WriteLines(c.Crop(1, 0, 0, 1, c.Width, c.Bands), 1); err == nil {
+			t.Errorf("%s: a line written twice was accepted", tc.name)
+		}
+		w.SetProcessing(c.Processing)
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		for _, pair := range [][2]string{{whole, strips}} {
+			outs := ForWrite(pair[0]).Outputs(pair[0])
+			for k, out := range ForWrite(pair[1]).Outputs(pair[1]) {
+				a, errA := os.ReadFile(outs[k])
+				b, errB := os.ReadFile(out)
+				if errA != nil || errB != nil || !bytes.Equal(a, b) {
+					t.Errorf("%s differs from Write's %s (%v, %v)", out, outs[k], errA, errB)
+				}
+			}
+		}
+	}
+}
+
+// TestWindowRefusals checks that formats that cannot read or write windows
+// say so, and which can, and that an unfinished window writer leaves
+// nothing.
+func TestWindowRefusals(t *testing.T) {
+	dir := t.TempDir()
+	c := msi.NewCube(2, 2, 2)
+	stack := filepath.Join(dir, "stack")
+	if _, err := Write(stack, c, msi.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	matPath := filepath.Join(dir, "c.mat")
+	if _, err := Write(matPath, c, msi.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{stack, matPath} {
+		if _, err := OpenWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines (ENVI and .npy can)") {
+			t.Errorf("OpenWindow(%s): %v", path, err)
+		}
+		if err := CanReadWindows(path); err == nil {
+			t.Errorf("CanReadWindows(%s) = nil", path)
+		}
+		out := filepath.Join(dir, "o-"+filepath.Base(path))
+		if _, err := CreateWindow(out, 2, 2, 2, msi.Metadata{}, msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be written in strips") {
+			t.Errorf("CreateWindow(%s): %v", out, err)
+		}
+		if err := CanWriteWindows(out); err == nil {
+			t.Errorf("CanWriteWindows(%s) = nil", out)
+		}
+	}
+	for _, name := range []string{"w.hdr", "w.npy"} {
+		path := filepath.Join(dir, name)
+		if err := CanWriteWindows(path); err != nil {
+			t.Errorf("CanWriteWindows(%s): %v", path, err)
+		}
+		w, err := CreateWindow(path, 2, 2, 2, msi.Metadata{}, msi.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteLines(msi.NewCube(1, 2, 2), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(); err == nil || !strings.Contains(err.Error(), "1 of 2 lines were not written") {
+			t.Errorf("%s: Commit with a line missing: %v", name, err)
+		}
+		if err := RefuseExisting(path); err != nil {
+			t.Errorf("%s: left behind: %v", name, err)
+		}
+	}
+	if _, err := OpenWindow(filepath.Join(dir, "w.hdr"), msi.ReadOptions{Axes: "BHW"}); err == nil || !strings.Contains(err.Error(), "fixed layout") {
+		t.Errorf("axes for an ENVI window: %v", err)
+	}
+}

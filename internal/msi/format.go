@@ -1,0 +1,271 @@
+package msi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"tdsc/internal/option"
+)
+
+// Format is one file format of cubes. A format is a package under
+// internal/formats that provides a value of this type; package formats
+// lists them and chooses one by the path, so that commands name no format.
+//
+// Paths are the user's: an ENVI cube is named by its .hdr or .img, a
+// MAT-file variable by FILE.mat:VAR. Every error names the path at fault.
+type Format interface {
+	// Info describes the format: its name, how it appears in help and
+	// messages, which options it takes and which metadata it carries.
+	Info() Info
+	// Recognize reports whether path names a cube of this format, by its
+	// name alone (a MAT-file by .mat or .mat:VAR, say). A folder is a
+	// PNG band stack whatever its name; package formats decides that.
+	Recognize(path string) bool
+	// Outputs returns the files or folders that Write(path, …) creates or
+	// replaces (an ENVI cube's .hdr and .img; FILE.mat of FILE.mat:VAR).
+	Outputs(path string) []string
+	// Open reads the whole cube at path, its values multiplied by the
+	// scale opts gives (or the format's automatic one), and sets its
+	// Metadata, Stored included. NaN or infinite values are an error.
+	// The options have been checked against Info().Takes.
+	Open(path string, opts ReadOptions) (*Cube, error)
+	// Write stores c at path atomically: under a temporary name renamed
+	// into place, nothing left behind on error. An existing output is an
+	// error wrapping fs.ErrExist unless opts.Force is set. Non-finite
+	// values are an error.
+	Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error)
+}
+
+// WindowOpener is implemented by a Format that can read a cube a window of
+// lines at a time, so that a cube larger than memory is processed in
+// strips. A window is bit for bit the same lines of the cube Open reads
+// with the same options.
+type WindowOpener interface {
+	OpenWindow(path string, opts ReadOptions) (WindowReader, error)
+}
+
+// WindowCreator is implemented by a Format that can write a cube a window
+// of lines at a time. The file written is byte for byte what Write writes
+// for the whole cube with the same metadata and options.
+type WindowCreator interface {
+	// CreateWindow starts the output at path for a height×width×bands
+	// cube with metadata meta. Nothing exists at path until Commit.
+	CreateWindow(path string, height, width, bands int, meta Metadata, opts WriteOptions) (WindowWriter, error)
+}
+
+// WindowReader reads the lines of a cube.
+type WindowReader interface {
+	// Size returns the cube's height (lines), width and band count.
+	Size() (height, width, bands int)
+	// ReadLines returns lines y0 .. y0+n−1, every sample and band, as an
+	// n×W×B cube on the working scale with the cube's wavelengths. A line
+	// range outside the cube is an error, as is a non-finite value.
+	ReadLines(y0, n int) (*Cube, error)
+	// Metadata returns the cube's metadata, Stored included, as Open sets
+	// it. (A format whose automatic scale depends on the values finds it
+	// on the first call of Metadata or ReadLines.)
+	Metadata() (Metadata, error)
+	// Close releases the file.
+	Close() error
+}
+
+// WindowWriter writes the lines of a cube; each line is written once.
+type WindowWriter interface {
+	// WriteLines writes the lines of c as lines y0 .. y0+c.Height−1 of
+	// the output; c must have the output's width and band count.
+	WriteLines(c *Cube, y0 int) error
+	// SetProcessing sets the metadata's Processing, for a history known
+	// only once the lines are written.
+	SetProcessing(s string)
+	// Commit puts the output in place. Every line must have been
+	// written; otherwise nothing is committed.
+	Commit() error
+	// Abort removes what was written. It may be called after Commit,
+	// when it does nothing.
+	Abort()
+}
+
+// Info describes a Format.
+type Info struct {
+	// Name names the format in Storage.Format and in log lines: "envi".
+	Name string
+	// Label names it in lists of formats: "ENVI", ".npy".
+	Label string
+	// Path says what a path of the format looks like, for help and
+	// errors: "an ENVI .hdr", "a .mat[:VAR]".
+	Path string
+	// Takes lists the options of ReadOptions and WriteOptions that the
+	// format honours beyond Force. A format that does not take Axes reads
+	// only the default order; one that does not take Scale refuses any
+	// but automatic.
+	Takes Options
+	// Carries lists the metadata that survives a Write and Open of the
+	// format.
+	Carries Carried
+}
+
+// Options is a set of the options a format takes.
+type Options uint8
+
+// The options of ReadOptions and WriteOptions a format may take.
+const (
+	// TakesAxes: the stored dimensions may be in any order (array files).
+	TakesAxes Options = 1 << iota
+	// TakesScale: the stored values are multiplied by a given factor on
+	// reading and divided by it on writing.
+	TakesScale
+	// TakesDType: the output's element type can be chosen.
+	TakesDType
+)
+
+// Carried is a set of the Metadata that a format stores and reads back.
+type Carried uint8
+
+// The Metadata fields a format may carry.
+const (
+	CarriesWavelengths Carried = 1 << iota
+	CarriesFWHM
+	CarriesBandNames
+	CarriesDescription
+	CarriesNoData
+)
+
+// carriedNames name the members of Carried, in order.
+var carriedNames = []string{"wavelengths", "FWHM", "band names", "description", "no-data value"}
+
+// Present names the metadata of set s that m has, in a fixed order: with
+// the complement of a format's Carries, what an output of it would lose.
+func (m *Metadata) Present(s Carried) []string {
+	present := []bool{m.Wavelengths != nil, m.FWHM != nil, m.BandNames != nil, m.Description != "", m.HasNoData}
+	var names []string
+	for i, name := range carriedNames {
+		if s&(1<<i) != 0 && present[i] {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// ReadOptions controls how a cube is read. The zero value reads every
+// format with its defaults.
+type ReadOptions struct {
+	// Axes is the order of an array file's stored dimensions as the
+	// letters H (height), W (width) and B (bands), in the order of the
+	// shape (NumPy) or size (MATLAB); empty means HWB. Formats that do
+	// not take axes accept only empty or HWB.
+	Axes string
+	// Scale is the factor that brings the stored values to the working
+	// [0, 255] scale (working = stored × Scale). 0 means the format's
+	// automatic factor (1 for ENVI; chosen from the element type and the
+	// largest value for array files). A format that does not take a
+	// scale refuses any other. A value other than 0 must be positive.
+	Scale float64
+}
+
+// CheckScale returns an *option.Error for field "scale" unless s is 0 (automatic) or a positive
+// finite number, as ReadOptions.Scale and WriteOptions.Scale must be.
+func CheckScale(s float64) error {
+	if s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return option.Errorf("scale", s, "scale %v: want a positive factor (working value = stored value × scale), or 0 for automatic", s)
+	}
+	return nil
+}
+
+// WriteOptions controls how a cube is written.
+type WriteOptions struct {
+	// Force replaces an existing output. Without it, writing refuses to
+	// overwrite anything. Even with it, a format replaces only what it
+	// would write (a folder holding nothing but PNG files, say), so a
+	// mistyped path cannot wipe an unrelated folder.
+	Force bool
+
+	// The fields below apply to formats that take them (Info.Takes):
+	// others store the working scale in their own layout. Like fills
+	// them from the input's Storage.
+
+	// Axes is the order of the stored dimensions; empty means HWB.
+	Axes string
+	// Scale undoes the scale of reading: stored = working value / Scale.
+	// 0 means 1.
+	Scale float64
+	// DType is the stored element type; empty means float32. Integer
+	// types round to the nearest whole number and clip to their range
+	// (WriteInfo.Clipped counts the values clipped).
+	DType string
+}
+
+// Like returns o with the array fields set to store the output as the
+// input described by s was stored: the same axis order, the scale undone
+// and, when keepDType is set, the same element type (otherwise o.DType is
+// kept, float32 when empty). An input without an element type (a PNG band
+// stack) keeps o.DType.
+func (o WriteOptions) Like(s Storage, keepDType bool) WriteOptions {
+	o.Axes, o.Scale = s.Axes, s.Scale
+	if keepDType && s.DType != "" {
+		o.DType = s.DType
+	}
+	return o
+}
+
+// WriteInfo reports what a write did.
+type WriteInfo struct {
+	// Clipped counts the voxels outside the range of the stored type
+	// that had to be clipped ([0, 255] for a PNG band stack, an integer
+	// type's range for array files); 0 for float output.
+	Clipped int
+}
+
+// Exists returns nil when path exists and an error naming it otherwise
+// ("no such file or folder" when it does not exist), for a format's Open
+// to report a missing input in the same words as every other.
+func Exists(path string) error {
+	_, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: no such file or folder", path)
+	}
+	return err
+}
+
+// Lines tracks which lines of a WindowWriter's output have been written,
+// so that every format enforces the same contract: lines inside the cube,
+// each written once, all of them before Commit.
+type Lines struct {
+	written []bool
+	left    int
+}
+
+// NewLines tracks the lines of a cube of height lines.
+func NewLines(height int) *Lines { return &Lines{written: make([]bool, height), left: height} }
+
+// Check returns an error when lines y0 .. y0+n−1 are not all inside the
+// cube or one of them has been written.
+func (l *Lines) Check(y0, n int) error {
+	if n < 1 || y0 < 0 || y0 > len(l.written)-n {
+		return fmt.Errorf("lines [%d, %d) are outside the cube's %d lines", y0, y0+n, len(l.written))
+	}
+	for y := y0; y < y0+n; y++ {
+		if l.written[y] {
+			return fmt.Errorf("line %d written twice", y)
+		}
+	}
+	return nil
+}
+
+// Mark records lines y0 .. y0+n−1, which Check has accepted, as written.
+func (l *Lines) Mark(y0, n int) {
+	for y := y0; y < y0+n; y++ {
+		l.written[y] = true
+	}
+	l.left -= n
+}
+
+// Done returns an error saying how many lines are missing, or nil when
+// every line has been written.
+func (l *Lines) Done() error {
+	if l.left != 0 {
+		return fmt.Errorf("%d of %d lines were not written", l.left, len(l.written))
+	}
+	return nil
+}
