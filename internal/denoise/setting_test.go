@@ -28,6 +28,9 @@ func TestParse(t *testing.T) {
 		want any
 	}{
 		{Patch, "5", 5},
+		{Patch, "1", 1},
+		{Patch.WithMin(2), "2", 2},
+		{Seed, "1", uint64(1)},
 		{Patch, "0x10", 16},
 		{testRank, "0", 0},
 		{testRank, "12", 12},

@@ -100,8 +100,8 @@ func TestRegistry(t *testing.T) {
 // give them to Denoise on a tiny cube: the result has the cube's size, is
 // finite and closer to the clean cube than the noisy one; Check accepts
 // what Denoise runs; the capabilities the Spec declares are the method's;
-// and two runs of one method value at once give the result of one run
-// alone (no state kept between runs).
+// and the method keeps nothing between runs: a run after one on another
+// cube, and two runs at once, give the result of the first run.
 func TestEveryMethod(t *testing.T) {
 	clean, noisy := tinyCube()
 	const sigma = 20
@@ -141,6 +141,13 @@ func TestEveryMethod(t *testing.T) {
 			}
 			if (res.Dictionary != nil) != spec.SavesDictionary {
 				t.Errorf("learned dictionary %v; the Spec declares that it saves one: %v", res.Dictionary != nil, spec.SavesDictionary)
+			}
+			other := noise.Add(nil, clean, 35, 2)
+			if _, _, err := m.Denoise(context.Background(), other, 35); err != nil {
+				t.Fatal(err)
+			}
+			if again, _, err := m.Denoise(context.Background(), noisy, sigma); err != nil || !slices.Equal(again.Data, out.Data) {
+				t.Errorf("a run after one on another cube differs from the first (%v)", err)
 			}
 			var wg sync.WaitGroup
 			var outs [2]*msi.Cube
@@ -217,8 +224,8 @@ func TestTilers(t *testing.T) {
 			if !slices.Equal(last.Settings, wantRes.Settings) {
 				t.Errorf("a strip's settings %v, the whole cube's %v", last.Settings, wantRes.Settings)
 			}
-			again, _, err := m.Denoise(context.Background(), noisy, sigma)
-			if err != nil || !slices.Equal(again.Data, want.Data) {
+			again, againRes, err := m.Denoise(context.Background(), noisy, sigma)
+			if err != nil || !slices.Equal(again.Data, want.Data) || (againRes.Dictionary != nil) != spec.SavesDictionary {
 				t.Errorf("the method changed after PrepareTiles (%v)", err)
 			}
 		})
