@@ -175,6 +175,7 @@ cell failed, 130 when interrupted.`,
 	f.BoolVar(&keep, "keep-outputs", false, "keep the denoised cubes (SCENE/sigmaS-seedN/LABEL.hdr)")
 	f.IntVar(&threads, "threads", 0, "worker goroutines of each denoise run (default: all cores); results do not depend on it")
 	c.MarkFlagsMutuallyExclusive("shard", "only")
+	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
 	c.AddCommand(newBatchReportCmd())
 	return c
 }

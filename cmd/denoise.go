@@ -63,16 +63,20 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	f.StringVar(&df.tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger ENVI cube is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive(denoise.Dict.Name, denoise.SaveDict.Name)
 	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
-	_ = c.RegisterFlagCompletionFunc("method", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		var names []string
-		for _, s := range methods.All() {
-			names = append(names, s.Name+"\t"+s.Summary)
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
-	})
+	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
 	_ = c.RegisterFlagCompletionFunc("sigma-estimator", cobra.FixedCompletions(
 		[]string{noise.MAD, noise.Regression, noise.Smaller}, cobra.ShellCompDirectiveNoFileComp))
 	return c
+}
+
+// completeMethods offers the names of the methods, with their summaries,
+// for shell completion.
+func completeMethods(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	var names []string
+	for _, s := range methods.All() {
+		names = append(names, s.Name+"\t"+s.Summary)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 // denoiseHelp is the long help of denoise, from the registry.

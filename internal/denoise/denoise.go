@@ -150,11 +150,6 @@ func (s Spec) Flags() []Setting {
 	return out
 }
 
-// Reads reports whether the method reads the setting called name.
-func (s Spec) Reads(name string) bool {
-	return slices.ContainsFunc(s.Flags(), func(d Setting) bool { return d.Name == name })
-}
-
 // Parse reads the settings given (flag name → value as typed) by the
 // method's declarations. A flag the method does not read is an error
 // that names every such flag and the ones it reads; a value its

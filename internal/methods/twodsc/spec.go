@@ -25,8 +25,8 @@ var (
 	seedSetting       = denoise.Seed.WithDefault(DefaultSeed)
 )
 
-// Weights is the setting of Options.Weighting, spelled as Weighting.String.
-var Weights = denoise.Setting{
+// weightsSetting is the setting of Options.Weighting, spelled as Weighting.String.
+var weightsSetting = denoise.Setting{
 	Name: "weights", Kind: denoise.Enum, Choices: []string{Sparsity.String(), Uniform.String()}, Default: Sparsity.String(),
 	Help: "averaging of overlapping patches: sparsity (weight 1/(1 + non-zeros of the code)) or uniform",
 }
@@ -36,7 +36,7 @@ var Weights = denoise.Setting{
 // methods that run the pipeline.
 func PipelineSettings(stride denoise.Setting) []denoise.Setting {
 	return []denoise.Setting{betaSetting, patchSetting, depthSetting, stride, atomsSetting, samplesSetting,
-		itersSetting, innerItersSetting, codeItersSetting, Weights, seedSetting}
+		itersSetting, innerItersSetting, codeItersSetting, weightsSetting, seedSetting}
 }
 
 // OptionsFrom returns the pipeline's settings given in v (PipelineSettings);
@@ -46,7 +46,7 @@ func OptionsFrom(v denoise.Values) Options {
 		Beta: v.Float(betaSetting), Patch: v.Int(patchSetting), Depth: v.Int(depthSetting), Stride: v.Int(strideSetting),
 		Atoms: v.Int(atomsSetting), Samples: v.Int(samplesSetting), TrainIters: v.Int(itersSetting),
 		InnerIters: v.Int(innerItersSetting), CodeIters: v.Int(codeItersSetting),
-		Weighting: weightingNamed(v.String(Weights)), Seed: v.Uint(seedSetting),
+		Weighting: weightingNamed(v.String(weightsSetting)), Seed: v.Uint(seedSetting),
 	}
 }
 

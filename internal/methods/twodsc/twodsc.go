@@ -256,7 +256,7 @@ func (o *Options) Validate(height, width, bands int) error {
 		}
 	}
 	if o.Weighting != Uniform && o.Weighting != Sparsity {
-		return option.Errorf(Weights.Name, o.Weighting, "unknown weighting %v", o.Weighting)
+		return option.Errorf(weightsSetting.Name, o.Weighting, "unknown weighting %v", o.Weighting)
 	}
 	return denoise.CheckPatchFits(height, width, bands, o.Patch, o.Depth)
 }
