@@ -16,6 +16,7 @@ package denoise
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -166,7 +167,7 @@ func ParseSettings(decls []Setting, given map[string]string) (Values, error) {
 func parse(method string, decls []Setting, given map[string]string) (Values, error) {
 	find := func(name string) int { return slices.IndexFunc(decls, func(d Setting) bool { return d.Name == name }) }
 	var stray []string
-	for _, name := range sortedKeys(given) {
+	for _, name := range slices.Sorted(maps.Keys(given)) {
 		if find(name) < 0 {
 			stray = append(stray, "--"+name)
 		}
@@ -183,7 +184,7 @@ func parse(method string, decls []Setting, given map[string]string) (Values, err
 		return Values{}, fmt.Errorf("%s %s not apply to --method %s (it reads %s)", strings.Join(stray, ", "), verb, method, strings.Join(names, ", "))
 	}
 	v := Values{m: make(map[string]any, len(given))}
-	for _, name := range sortedKeys(given) {
+	for _, name := range slices.Sorted(maps.Keys(given)) {
 		x, err := decls[find(name)].Parse(given[name])
 		if err != nil {
 			return Values{}, err
@@ -191,15 +192,6 @@ func parse(method string, decls []Setting, given map[string]string) (Values, err
 		v.m[name] = x
 	}
 	return v, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Canonical returns the settings of v in the spelling that Parse reads
