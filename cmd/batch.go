@@ -13,6 +13,7 @@ import (
 
 	"tdsc/internal/batch"
 	"tdsc/internal/denoise"
+	"tdsc/internal/methods"
 )
 
 func newBatchCmd() *cobra.Command {
@@ -174,6 +175,7 @@ cell failed, 130 when interrupted.`,
 	f.BoolVar(&keep, "keep-outputs", false, "keep the denoised cubes (SCENE/sigmaS-seedN/LABEL.hdr)")
 	f.IntVar(&threads, "threads", 0, "worker goroutines of each denoise run (default: all cores); results do not depend on it")
 	c.MarkFlagsMutuallyExclusive("shard", "only")
+	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
 	c.AddCommand(newBatchReportCmd())
 	return c
 }
@@ -216,11 +218,7 @@ func batchPlan(fl *pflag.FlagSet, planFile string, scenes []string, sigmas []flo
 
 // batchSets are the denoise flags that batch sets for every cell, so a
 // method may not.
-var batchSets = []string{"input", "out", "ref", "sigma", "method", "force", "quiet", "threads", "save-dict"}
-
-// batchAnyMethod are the denoise flags every method takes that a batch
-// method may set: strips for scenes larger than memory.
-var batchAnyMethod = []string{"tile", "max-memory"}
+var batchSets = []string{"input", "out", "ref", "sigma", "method", "force", "quiet", "threads", denoise.SaveDict.Name}
 
 // checkSize is the cube size values are checked against before a batch
 // runs (checkBatchMethod): larger than any patch, window or rank a method
@@ -230,18 +228,20 @@ const checkSize = 1 << 12
 
 // checkBatchMethod is batch.CheckMethod with tdsc denoise's own flags: the
 // words are parsed by a fresh denoise command's flag set, so a batch
-// accepts exactly what denoise does, and the flags must apply to the
-// method as denoise requires. The method is then built from them and its
-// settings checked at every σ of the plan (denoise.Method.Check), so that
-// a bad value stops the batch before it runs anything. A --dict file is
-// read now, not when its first cell runs.
+// accepts exactly what denoise does, and the method's settings by its
+// declarations (denoise.Spec.Parse), which refuse flags of other methods
+// as denoise does. The method is then built from them and its settings
+// checked at every σ of the plan (denoise.Method.Check), so that a bad
+// value stops the batch before it runs anything. A --dict file is read
+// now, not when its first cell runs. The canonical flags spell every
+// setting as its declaration formats it.
 func checkBatchMethod(name string, words []string, baseDir string, sigmas []float64) ([]string, error) {
-	spec, err := denoise.Lookup(name)
+	spec, err := methods.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	var mf methodFlags
-	fs := newDenoiseCmdWith(&mf).Flags()
+	var df denoiseFlags
+	fs := newDenoiseCmdWith(&df).Flags()
 	if err := fs.Parse(words); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, errors.New("--help is not a denoise setting")
@@ -253,18 +253,16 @@ func checkBatchMethod(name string, words []string, baseDir string, sigmas []floa
 	}
 	var problems []string
 	fs.Visit(func(f *pflag.Flag) {
-		switch {
-		case slices.Contains(batchSets, f.Name):
+		if slices.Contains(batchSets, f.Name) {
 			problems = append(problems, fmt.Sprintf("--%s is set by tdsc batch, not per method", f.Name))
-		case !spec.Applies(f.Name) && !slices.Contains(batchAnyMethod, f.Name):
-			problems = append(problems, fmt.Sprintf("--%s does not apply to method %s (it reads --%s)", f.Name, spec.Name, strings.Join(methodSettings(spec), ", --")))
 		}
 	})
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
-	if !filepath.IsAbs(mf.dict) && mf.dict != "" {
-		_ = fs.Set("dict", filepath.Join(baseDir, mf.dict))
+	dict := df.settings[denoise.Dict.Name]
+	if fs.Changed(denoise.Dict.Name) && !filepath.IsAbs(dict.text) && dict.text != "" {
+		_ = fs.Set(denoise.Dict.Name, filepath.Join(baseDir, dict.text))
 	}
 	if n, _ := fs.GetInt("tile"); n < 0 {
 		return nil, fmt.Errorf("--tile must be a number of lines ≥ 1, got %d", n)
@@ -274,32 +272,32 @@ func checkBatchMethod(name string, words []string, baseDir string, sigmas []floa
 			return nil, fmt.Errorf("--max-memory: %v", err)
 		}
 	}
-	m, err := mf.method(spec, fs, nil)
+	v, err := spec.Parse(df.settings.given(fs))
 	if err != nil {
-		if fs.Changed("dict") {
-			return nil, fmt.Errorf("--dict: %w", err)
+		return nil, flagError(err)
+	}
+	m, _, err := spec.Build(v, true, denoise.Env{})
+	if err != nil {
+		if fs.Changed(denoise.Dict.Name) {
+			return nil, fmt.Errorf("--dict: %w", flagError(err))
 		}
-		return nil, err
+		return nil, flagError(err)
 	}
 	for _, sigma := range sigmas {
 		if err := m.Check(sigma, checkSize, checkSize, checkSize); err != nil {
 			return nil, fmt.Errorf("σ = %g: %w", sigma, flagError(err))
 		}
 	}
+	spelled := v.Canonical(spec.Flags())
 	var canonical []string
-	fs.Visit(func(f *pflag.Flag) { canonical = append(canonical, "--"+f.Name+"="+f.Value.String()) })
-	return canonical, nil
-}
-
-// methodSettings are the flags of spec that a batch method may give.
-func methodSettings(spec denoise.Spec) []string {
-	var names []string
-	for _, o := range spec.Options {
-		if !slices.Contains(batchSets, o) {
-			names = append(names, o)
+	fs.Visit(func(f *pflag.Flag) {
+		value, ok := spelled[f.Name]
+		if !ok {
+			value = f.Value.String()
 		}
-	}
-	return append(names, batchAnyMethod...)
+		canonical = append(canonical, "--"+f.Name+"="+value)
+	})
+	return canonical, nil
 }
 
 func newBatchReportCmd() *cobra.Command {

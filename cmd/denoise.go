@@ -1,9 +1,9 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,9 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"tdsc/internal/denoise"
-	"tdsc/internal/dictfile"
 	"tdsc/internal/formats"
-	"tdsc/internal/methods/nonlocal"
+	"tdsc/internal/methods"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/quality/metrics"
@@ -21,261 +20,271 @@ import (
 	"tdsc/internal/stages/bandwhiten"
 )
 
-// commonFlags are the denoise flags that every method reads.
-var commonFlags = map[string]bool{
-	"input": true, "out": true, "ref": true, "force": true, "method": true,
-	"sigma": true, "threads": true, "quiet": true, "help": true, "tile": true, "max-memory": true,
-	"axes": true, "scale": true, "dtype": true, "sigma-per-band": true, "sigma-estimator": true,
+// denoiseFlags are the flags of tdsc denoise. The settings of the methods
+// are generated from the registry (package methods): every setting that
+// some method declares is a flag.
+type denoiseFlags struct {
+	input, out, ref, method string
+	sigma                   float64
+	threads                 int
+	settings                settingFlags
+	cf                      cubeFlags
+	tf                      tileFlags
+	perBand                 bool
+	estimator               string
+	force                   bool
 }
 
-// methodFlags are the denoise flags that build a method (denoise.Config):
-// the 2DSC settings most methods share, the nonlocal ones, lrta's ranks and
-// a 2dsc dictionary file.
-type methodFlags struct {
-	sf    solverFlags
-	nl    nonlocal.Options
-	ranks string
-	dict  string
-}
+func newDenoiseCmd() *cobra.Command { return newDenoiseCmdWith(new(denoiseFlags)) }
 
-// method builds the method spec with the settings the flags f give (f is
-// the flag set m's fields are bound to). Errors name the flag.
-func (m *methodFlags) method(spec denoise.Spec, f *pflag.FlagSet, log report.Reporter) (denoise.Method, error) {
-	twoOpts, err := m.sf.options(f)
-	if err != nil {
-		return nil, flagError(err)
-	}
-	cfg := denoise.Config{Sigma: m.sf.sigma, Threads: m.sf.o.Threads, Report: log, CreatedBy: "tdsc " + version}
-	cfg.TwoDSC, cfg.Nonlocal = twoOpts, m.nl
-	if cfg.TuckerRanks, err = parseRanks(m.ranks); err != nil {
-		return nil, err
-	}
-	if m.dict != "" {
-		if cfg.Dict, err = dictfile.Read(m.dict); err != nil {
-			return nil, err
-		}
-	}
-	method, err := spec.New(cfg)
-	if err != nil {
-		if m.dict != "" {
-			return nil, fmt.Errorf("%s: %w", m.dict, flagError(err))
-		}
-		return nil, flagError(err)
-	}
-	return method, nil
-}
-
-func newDenoiseCmd() *cobra.Command { return newDenoiseCmdWith(new(methodFlags)) }
-
-// newDenoiseCmdWith is the denoise command with its method flags bound to
-// mf, so that a batch can parse a method's flags and build it as denoise
-// does.
-func newDenoiseCmdWith(mf *methodFlags) *cobra.Command {
-	var (
-		input, out, save, ref string
-		method                string
-		cf                    cubeFlags
-		perBand               bool
-		tf                    tileFlags
-		estimator             string
-		force                 bool
-	)
-	sf, nl := &mf.sf, &mf.nl
+// newDenoiseCmdWith is the denoise command with its flags bound to df, so
+// that a batch can parse a method's flags and build it as denoise does.
+func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "denoise --input NOISY --out OUT",
-		Short: "Denoise a cube (methods: " + strings.Join(denoise.Names(), ", ") + ")",
-		Long: `denoise estimates the clean cube from a noisy one with the method --method:
+		Use:     "denoise --input NOISY --out OUT",
+		Short:   "Denoise a cube (methods: " + strings.Join(methods.Names(), ", ") + ")",
+		Long:    denoiseHelp(),
+		Example: "  tdsc denoise --input noisy30.hdr --sigma 30 --out denoised30.hdr --ref balloons_ms",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return df.run(cmd) },
+	}
+	f := c.Flags()
+	f.StringVarP(&df.input, "input", "i", "", pathHelp("noisy cube"))
+	f.StringVarP(&df.out, "out", "o", "", pathHelp("denoised cube"))
+	f.StringVarP(&df.method, "method", "m", methods.Default().Name, "denoising method: "+strings.Join(methods.Names(), ", "))
+	f.StringVarP(&df.ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
+	f.BoolVar(&df.force, "force", false, "overwrite existing outputs")
+	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale (estimated from the input when not given)")
+	f.IntVar(&df.threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
+	df.settings = registerSettings(c, declarations(methods.All()))
+	df.cf.register(f, true)
+	f.BoolVar(&df.perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
+	f.StringVar(&df.estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
+	f.IntVar(&df.tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
+	f.StringVar(&df.tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
+	c.MarkFlagsMutuallyExclusive(denoise.Dict.Name, denoise.SaveDict.Name)
+	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
+	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
+	_ = c.RegisterFlagCompletionFunc("sigma-estimator", cobra.FixedCompletions(
+		[]string{noise.MAD, noise.Regression, noise.Smaller}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
 
-` + methodList() + `
-2dsc codes every overlapping p×p×q patch of the input over a 2DSC dictionary and
-averages the reconstructions. Without --dict it first learns the dictionary from the
-input itself (the paper's protocol), and --save-dict keeps it. β: --beta, else 3σ;
-with --dict and neither --beta nor --sigma, the β and σ the dictionary was learned
-with. A flag that the chosen method does not read is an error.
+// completeMethods offers the names of the methods, with their summaries,
+// for shell completion.
+func completeMethods(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	var names []string
+	for _, s := range methods.All() {
+		names = append(names, s.Name+"\t"+s.Summary)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// denoiseHelp is the long help of denoise, from the registry.
+func denoiseHelp() string {
+	var list strings.Builder
+	for _, s := range methods.All() {
+		fmt.Fprintf(&list, "  %-9s %s\n", s.Name, s.Summary)
+	}
+	which := func(has func(denoise.Spec) bool) string {
+		var names []string
+		for _, s := range methods.All() {
+			if has(s) {
+				names = append(names, s.Name)
+			}
+		}
+		return andList(names)
+	}
+	return `denoise estimates the clean cube from a noisy one with the method --method:
+
+` + list.String() + `
+` + wrap(`A setting's flag names the methods that read it and their defaults; a flag that
+the chosen method does not read is an error. A method that learns a dictionary
+from the input (`+which(func(s denoise.Spec) bool { return s.SavesDictionary })+`) keeps it with --save-dict; one that can take a
+dictionary (`+which(func(s denoise.Spec) bool { return s.TakesDictionary })+`) codes with --dict instead of learning one, and with
+neither --beta nor --sigma uses the β and σ the dictionary was learned with.`) + `
 
 σ: --sigma, else estimated from the input (and said on stderr). --out is a PNG stack
 folder (16-bit, clipped to [0, 255]), an ENVI .hdr (float32, lossless; the header
 records the method and its settings), a .npy or a .mat. With --ref it also prints
 the eval table of the input and the result on stdout.
 
-A cube in a format read in strips (` + strings.Join(formats.WindowLabels(), ", ") + `) whose run would not fit in
---max-memory (or any, with --tile) is read, denoised and written in strips of
-lines with a halo; for 2dsc and sc the result is the whole cube's, bit for bit.`,
-		Example: "  tdsc denoise --input noisy30.hdr --sigma 30 --out denoised30.hdr --ref balloons_ms",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if input == "" || out == "" {
-				return fmt.Errorf("--input and --out are required")
-			}
-			spec, err := denoise.Lookup(method)
-			if err != nil {
-				return flagError(err)
-			}
-			var stray []string
-			cmd.Flags().Visit(func(f *pflag.Flag) {
-				if !commonFlags[f.Name] && !spec.Applies(f.Name) {
-					stray = append(stray, "--"+f.Name)
-				}
-			})
-			if len(stray) > 0 {
-				return fmt.Errorf("%s do(es) not apply to --method %s", strings.Join(stray, ", "), spec.Name)
-			}
-			if cmd.Flags().Changed("sigma-estimator") && !perBand {
-				return fmt.Errorf("--sigma-estimator applies only with --sigma-per-band")
-			}
-			if !force {
-				if err := formats.RefuseExisting(out); err != nil {
-					return err
-				}
-			}
-			if err := refuseExisting(force, save); err != nil {
-				return err
-			}
-			log := newReporter(cmd)
-			m, err := mf.method(spec, cmd.Flags(), log)
-			if err != nil {
-				return err
-			}
-			if tiled, budget, err := tf.decide(input, out, &cf, spec, ref != "", perBand, log); err != nil {
-				return flagError(err)
-			} else if tiled {
-				r := stripRun{input: input, out: out, save: save, force: force, sigma: sf.sigma, cf: &cf,
-					lines: tf.lines, budget: budget, spec: spec, method: m, log: log}
-				return flagError(r.run(cmd.Context()))
-			}
-			noisy, err := cf.open(input, log)
-			if err != nil {
-				return flagError(err)
-			}
-			var clean *msi.Cube
-			if ref != "" {
-				if clean, err = cf.openLike(ref, noisy.Stored); err != nil {
-					return err
-				}
-				if !clean.SameSize(noisy) {
-					return fmt.Errorf("reference %s is %s but the input %s is %s", ref, clean.Size(), input, noisy.Size())
-				}
-			}
-			var sigmas []float64 // per band, with --sigma-per-band
-			var sigma float64
-			if perBand {
-				if sigmas, err = noise.EstimateBands(noisy, estimator); err != nil {
-					return flagError(err)
-				}
-				log.Logf("estimated σ per band (%s): %s", estimator, formatSigmas(sigmas))
-				sigma = bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian)
-			} else if sigma, err = denoise.ResolveSigma(noisy, sf.sigma, m, log); err != nil {
-				return flagError(err)
-			}
-			start := time.Now()
-			var result *msi.Cube
-			if perBand {
-				result, err = bandwhiten.Denoise(cmd.Context(), m.Denoise, noisy, sigmas, bandwhiten.Options{})
-			} else {
-				result, err = m.Denoise(cmd.Context(), noisy, sigma)
-			}
-			if err != nil {
-				return flagError(err)
-			}
-			// The small dictionary goes first, so that a failure to write
-			// either output leaves neither behind.
-			var learned *dictfile.Model
-			if l, ok := m.(interface{ Learned() *dictfile.Model }); ok && save != "" {
-				learned = l.Learned()
-			}
-			if learned != nil {
-				if err := learned.WriteFile(save, force); err != nil {
-					return err
-				}
-			}
-			result.Metadata = noisy.Metadata // the scene's, unchanged
-			result.Processing = describe(m, sigma)
-			if perBand {
-				result.Processing += " (bands whitened to σ = " + fmt.Sprintf("%.4g", sigma) + " by their " + estimator + " estimates)"
-			}
-			if _, err := writeCube(out, result, cf.writeOptions(noisy.Stored, force), log); err != nil {
-				if learned != nil {
-					os.Remove(save)
-				}
-				return err
-			}
-			log.Logf("wrote %s (%.1f s in all)", out, time.Since(start).Seconds())
-			if clean == nil {
-				return nil
-			}
-			rows := make([]evalRow, 0, 2)
-			for _, r := range []struct {
-				name string
-				cube *msi.Cube
-			}{{input, noisy}, {out, result}} {
-				rep, err := metrics.Evaluate(cmd.Context(), clean, r.cube)
-				if err != nil {
-					return err
-				}
-				rows = append(rows, evalRow{input: r.name, rep: rep, wavelengths: r.cube.Wavelengths})
-			}
-			return writeEvalTable(cmd.OutOrStdout(), rows, false)
-		},
-	}
-	f := c.Flags()
-	f.StringVarP(&input, "input", "i", "", pathHelp("noisy cube"))
-	f.StringVarP(&out, "out", "o", "", pathHelp("denoised cube"))
-	f.StringVarP(&method, "method", "m", denoise.Default, "denoising method: "+strings.Join(denoise.Names(), ", "))
-	f.StringVar(&mf.dict, "dict", "", "2dsc: use this dictionary instead of learning one from the input")
-	f.StringVar(&save, "save-dict", "", "2dsc: save the dictionary learned from the input to this file")
-	f.StringVarP(&ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
-	f.BoolVar(&force, "force", false, "overwrite existing outputs")
-	sf.register(f, false)
-	cf.register(f, true)
-	f.IntVar(&nl.Wiener, "wiener", 0, "nonlocal: collaborative Wiener passes, -1 for none (default 2)")
-	f.IntVar(&nl.Rounds, "rounds", 0, "nonlocal: low-rank rounds (default 2)")
-	f.IntVar(&nl.Rank, "rank", 0, "nonlocal: dimension of the spectral subspace (default: from the data, at least 10 for σ ≤ 15, else 6); parafac: the CP rank (default: the smallest whose residual reaches the noise)")
-	f.StringVar(&mf.ranks, "ranks", "", "lrta: the row, column and band subspace dimensions R1,R2,R3, 0 for one chosen by AIC (default: all by AIC)")
-	f.IntVar(&nl.Group, "group", 0, "nonlocal: patches per low-rank group (default 256)")
-	f.BoolVar(&perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
-	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
-	f.IntVar(&tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
-	f.StringVar(&tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
-	c.MarkFlagsMutuallyExclusive("dict", "save-dict")
-	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
-	return c
+` + wrap(`A cube in a format read in strips (`+strings.Join(formats.WindowLabels(), ", ")+`) whose run would not fit in --max-memory (or any, with --tile) is
+read, denoised and written in strips of lines with a halo; for `+which(func(s denoise.Spec) bool { return s.ExactStrips })+` the
+result is the whole cube's, bit for bit.`)
 }
 
-// methodList is one line per method for the help text.
-func methodList() string {
-	var b strings.Builder
-	for _, n := range denoise.Names() {
-		s, _ := denoise.Lookup(n)
-		fmt.Fprintf(&b, "  %-9s %s\n", n, s.Summary)
+// build returns the method the flags of f name, with the settings they
+// give, and the noise level a given dictionary records (Spec.Build).
+// Errors name the flag.
+func (d *denoiseFlags) build(f *pflag.FlagSet, log report.Reporter) (denoise.Spec, denoise.Method, float64, error) {
+	spec, err := methods.Lookup(d.method)
+	if err != nil {
+		return spec, nil, 0, flagError(err)
 	}
-	return b.String()
+	v, err := spec.Parse(d.settings.given(f))
+	if err != nil {
+		return spec, nil, 0, flagError(err)
+	}
+	if f.Changed("sigma") {
+		if err := denoise.CheckSigma(d.sigma); err != nil {
+			return spec, nil, 0, flagError(err)
+		}
+	}
+	m, known, err := spec.Build(v, f.Changed("sigma"), denoise.Env{Threads: d.threads, Report: log, CreatedBy: "tdsc " + version})
+	return spec, m, known, flagError(err)
 }
 
-// describe is the output's metadata line: the method and its settings.
-func describe(m denoise.Method, sigma float64) string {
-	parts := []string{"tdsc " + version + " denoise --method " + m.Name()}
-	for _, s := range m.Settings(sigma) {
-		parts = append(parts, s.Name+"="+s.Value)
+func (d *denoiseFlags) run(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if d.input == "" || d.out == "" {
+		return fmt.Errorf("--input and --out are required")
+	}
+	if f.Changed("sigma-estimator") && !d.perBand {
+		return fmt.Errorf("--sigma-estimator applies only with --sigma-per-band")
+	}
+	save := d.settings[denoise.SaveDict.Name].text
+	if !d.force {
+		if err := formats.RefuseExisting(d.out); err != nil {
+			return err
+		}
+	}
+	if err := refuseExisting(d.force, save); err != nil {
+		return err
+	}
+	log := newReporter(cmd)
+	spec, m, known, err := d.build(f, log)
+	if err != nil {
+		return err
+	}
+	if tiled, budget, err := d.tf.decide(d.input, d.out, &d.cf, spec, d.ref != "", d.perBand, log); err != nil {
+		return flagError(err)
+	} else if tiled {
+		r := stripRun{input: d.input, out: d.out, save: save, force: d.force, sigma: d.sigma, known: known, cf: &d.cf,
+			lines: d.tf.lines, budget: budget, spec: spec, method: m, log: log}
+		return flagError(r.run(cmd.Context()))
+	}
+	noisy, err := d.cf.open(d.input, log)
+	if err != nil {
+		return flagError(err)
+	}
+	var clean *msi.Cube
+	if d.ref != "" {
+		if clean, err = d.cf.openLike(d.ref, noisy.Stored); err != nil {
+			return err
+		}
+		if !clean.SameSize(noisy) {
+			return fmt.Errorf("reference %s is %s but the input %s is %s", d.ref, clean.Size(), d.input, noisy.Size())
+		}
+	}
+	start := time.Now()
+	var (
+		result *msi.Cube
+		res    denoise.Result
+		sigma  float64
+	)
+	if d.perBand {
+		sigmas, err := noise.EstimateBands(noisy, d.estimator)
+		if err != nil {
+			return flagError(err)
+		}
+		log.Logf("estimated σ per band (%s): %s", d.estimator, formatSigmas(sigmas))
+		sigma = bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian)
+		result, err = bandwhiten.Denoise(cmd.Context(), func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
+			out, r, err := m.Denoise(ctx, c, s)
+			res = r
+			return out, err
+		}, noisy, sigmas, bandwhiten.Options{})
+		if err != nil {
+			return flagError(err)
+		}
+	} else {
+		if sigma, err = denoise.ResolveSigma(noisy, d.sigma, known, log); err != nil {
+			return flagError(err)
+		}
+		if result, res, err = m.Denoise(cmd.Context(), noisy, sigma); err != nil {
+			return flagError(err)
+		}
+	}
+	// The small dictionary goes first, so that a failure to write either
+	// output leaves neither behind.
+	learned := res.Dictionary
+	if save == "" {
+		learned = nil
+	}
+	if learned != nil {
+		if err := learned.WriteFile(save, d.force); err != nil {
+			return err
+		}
+	}
+	result.Metadata = noisy.Metadata // the scene's, unchanged
+	result.Processing = describe(spec.Name, sigma, res)
+	if d.perBand {
+		result.Processing += " (bands whitened to σ = " + fmt.Sprintf("%.4g", sigma) + " by their " + d.estimator + " estimates)"
+	}
+	if _, err := writeCube(d.out, result, d.cf.writeOptions(noisy.Stored, d.force), log); err != nil {
+		if learned != nil {
+			os.Remove(save)
+		}
+		return err
+	}
+	log.Logf("wrote %s (%.1f s in all)", d.out, time.Since(start).Seconds())
+	if clean == nil {
+		return nil
+	}
+	rows := make([]evalRow, 0, 2)
+	for _, r := range []struct {
+		name string
+		cube *msi.Cube
+	}{{d.input, noisy}, {d.out, result}} {
+		rep, err := metrics.Evaluate(cmd.Context(), clean, r.cube)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, evalRow{input: r.name, rep: rep, wavelengths: r.cube.Wavelengths})
+	}
+	return writeEvalTable(cmd.OutOrStdout(), rows, false)
+}
+
+// describe is the output's metadata line: the method, the noise level and
+// the settings the run used.
+func describe(method string, sigma float64, res denoise.Result) string {
+	parts := []string{"tdsc " + version + " denoise --method " + method, "sigma=" + fmt.Sprint(sigma)}
+	for _, p := range res.Settings {
+		parts = append(parts, p.Name+"="+p.Value)
 	}
 	return strings.Join(parts, " ")
 }
 
-// parseRanks reads --ranks "R1,R2,R3" (whole numbers ≥ 0); "" is all zero.
-func parseRanks(s string) ([3]int, error) {
-	var r [3]int
-	if s == "" {
-		return r, nil
+// andList joins words as "a", "a and b" or "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
 	}
-	parts := strings.Split(s, ",")
-	if len(parts) != 3 {
-		return r, fmt.Errorf("--ranks must be three whole numbers R1,R2,R3 (0: chosen from the data), got %q", s)
-	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || n < 0 {
-			return r, fmt.Errorf("--ranks must be three whole numbers R1,R2,R3 (0: chosen from the data), got %q", s)
-		}
-		r[i] = n
-	}
-	return r, nil
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
+
+// wrap fills the words of text into lines of at most helpWidth
+// characters, for help paragraphs with generated words in them.
+func wrap(text string) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		l := len([]rune(w))
+		switch {
+		case n == 0:
+		case n+1+l > helpWidth:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += l
+	}
+	return b.String()
+}
+
+// helpWidth is the width of help paragraphs.
+const helpWidth = 84

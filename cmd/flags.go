@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"tdsc/internal/option"
 )
 
 // deprecatedSpelling registers old (with its one-letter shorthand, if any)
@@ -31,4 +35,22 @@ func warnDeprecated(cmd *cobra.Command) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "tdsc: --%s is deprecated: use --%s\n", fl.Name, by[0])
 		}
 	})
+}
+
+// flagError names the flag of an *option.Error in err's message: a reason
+// that starts with the setting's name gets dashes ("--beta must be …"),
+// another gets the flag in front ("--weights: …"). Other errors pass as
+// they are.
+func flagError(err error) error {
+	var oe *option.Error
+	if !errors.As(err, &oe) {
+		return err
+	}
+	msg := err.Error()
+	reason := oe.Error()
+	prefix := strings.TrimSuffix(msg, reason)
+	if strings.HasPrefix(reason, oe.Field+" ") {
+		return errors.New(prefix + "--" + reason)
+	}
+	return fmt.Errorf("%s--%s: %s", prefix, oe.Field, reason)
 }

@@ -17,6 +17,7 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/methods"
 )
 
 // version is the release of tdsc; builds from a tagged module report the tag.
@@ -84,10 +85,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "tdsc",
 		Short: "Denoise multispectral images with two-dimensional sparse coding",
 		Long: `tdsc denoises multispectral images (band stacks of PNGs or ENVI cubes). Its
-heart is two-dimensional sparse coding (2DSC): every 5×5-pixel × 5-band patch is
+heart is two-dimensional sparse coding (2DSC): every small patch of pixels × bands is
 approximated by a sparse tensor-linear combination (t-product) of learned dictionary
-atoms. The default method, nonlocal, starts from that estimate and adds collaborative
-stages on groups of similar patches; --method 2dsc is the paper's method alone.`,
+atoms. ` + wrap(fmt.Sprintf("The default method, %s, is %s; tdsc denoise --help lists every method.",
+			methods.Default().Name, methods.Default().Summary)),
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"tdsc/internal/denoise"
-	"tdsc/internal/dictfile"
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/report"
@@ -81,6 +80,7 @@ type stripRun struct {
 	input, out, save string
 	force            bool
 	sigma            float64    // --sigma, 0 when not given
+	known            float64    // the σ a given dictionary records (denoise.Spec.Build), else 0
 	cf               *cubeFlags // how the input is read and the output written
 	lines            int        // core lines per strip, 0 to fit budget
 	budget           int64
@@ -92,7 +92,9 @@ type stripRun struct {
 // run denoises r.input into r.out strip by strip: σ resolved, the strips
 // planned for the method and the budget, what the method learns from the
 // whole cube learned (a Tiler), then every strip denoised and its core
-// written. On error nothing is left of the output or the dictionary file.
+// written. The header records the settings of the last strip's run (a
+// method that is not a Tiler chooses per strip). On error nothing is left
+// of the output or the dictionary file.
 func (r *stripRun) run(ctx context.Context) error {
 	start := time.Now()
 	ro, err := r.cf.readOptions()
@@ -131,14 +133,15 @@ func (r *stripRun) run(ctx context.Context) error {
 	// budget a 4096²×64 run peaked 15 MiB over it.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(r.budget - fixedMemory/2))
 
-	var learned *dictfile.Model
+	strip, prepared := r.method, denoise.Result{}
 	if t, ok := r.method.(denoise.Tiler); ok {
-		if err := t.PrepareTiles(ctx, in, strips, sigma); err != nil {
+		if strip, prepared, err = t.PrepareTiles(ctx, in, strips, sigma); err != nil {
 			return err
 		}
 	}
-	if l, ok := r.method.(interface{ Learned() *dictfile.Model }); ok && r.save != "" {
-		learned = l.Learned()
+	learned := prepared.Dictionary
+	if r.save == "" {
+		learned = nil
 	}
 	meta, err := in.Metadata()
 	if err != nil {
@@ -149,8 +152,11 @@ func (r *stripRun) run(ctx context.Context) error {
 		return err
 	}
 	r.log.Start("denoising strips", "strips", int64(len(strips)))
+	var last denoise.Result
 	err = tile.Run(ctx, in, w, strips, func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
-		return r.method.Denoise(ctx, c, sigma)
+		out, res, err := strip.Denoise(ctx, c, sigma)
+		last = res
+		return out, err
 	}, func(done, _ int) { r.log.Update(int64(done), "") })
 	r.log.Finish()
 	if err != nil {
@@ -163,7 +169,7 @@ func (r *stripRun) run(ctx context.Context) error {
 			return err
 		}
 	}
-	w.SetProcessing(describe(r.method, sigma))
+	w.SetProcessing(describe(r.spec.Name, sigma, last))
 	if err := w.Commit(); err != nil {
 		if learned != nil {
 			os.Remove(r.save)
@@ -174,15 +180,12 @@ func (r *stripRun) run(ctx context.Context) error {
 	return nil
 }
 
-// resolveSigma returns --sigma, or the σ the method knows, or the estimate
-// from at most sigmaWindowLines lines at the middle of the cube (the whole
-// cube's estimate would need the whole cube).
+// resolveSigma returns --sigma, or the σ a given dictionary records, or
+// the estimate from at most sigmaWindowLines lines at the middle of the
+// cube (the whole cube's estimate would need the whole cube).
 func (r *stripRun) resolveSigma(in tile.Reader) (float64, error) {
-	if r.sigma != 0 {
-		return denoise.ResolveSigma(nil, r.sigma, r.method, r.log)
-	}
-	if k, ok := r.method.(interface{ KnownSigma() float64 }); ok && k.KnownSigma() > 0 {
-		return k.KnownSigma(), nil
+	if r.sigma != 0 || r.known != 0 {
+		return denoise.ResolveSigma(nil, r.sigma, r.known, r.log)
 	}
 	height, _, _ := in.Size()
 	n := min(height, sigmaWindowLines)
@@ -192,7 +195,7 @@ func (r *stripRun) resolveSigma(in tile.Reader) (float64, error) {
 		return 0, err
 	}
 	r.log.Logf("estimating σ from lines %d–%d", y0, y0+n-1)
-	return denoise.ResolveSigma(window, 0, r.method, r.log)
+	return denoise.ResolveSigma(window, 0, 0, r.log)
 }
 
 // decide reports whether the run goes strip by strip, and the budget in

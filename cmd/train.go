@@ -8,20 +8,23 @@ import (
 
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/denoise"
-	"tdsc/internal/methods/twodsc"
+	"tdsc/internal/methods"
 	"tdsc/internal/render"
 )
 
 func newTrainCmd() *cobra.Command {
 	var (
-		sf                     solverFlags
 		cf                     cubeFlags
+		settings               settingFlags
 		input, out, atomsImage string
+		sigma                  float64
+		threads                int
 		force                  bool
 	)
+	spec, trainer := methods.Trainer()
 	c := &cobra.Command{
 		Use:   "train --input NOISY --save-dict DICT.json",
-		Short: "Learn a 2DSC dictionary from patches of a (noisy) cube",
+		Short: "Learn a 2DSC dictionary from patches of a (noisy) cube, for --method " + spec.Name,
 		Long: `train draws --samples random patches of p×p pixels × q bands from the input (means
 removed), and learns --atoms atoms of size p²×1×q by alternating FISTA coding and
 the Lagrange-dual dictionary update. The dictionary file records the settings and
@@ -36,25 +39,30 @@ slices side by side, contrast-normalised per atom).`,
 			if err := refuseExisting(force, out, atomsImage); err != nil {
 				return err
 			}
+			f := cmd.Flags()
+			v, err := denoise.ParseSettings(trainer.Settings, settings.given(f))
+			if err != nil {
+				return flagError(err)
+			}
+			if f.Changed("sigma") {
+				if err := denoise.CheckSigma(sigma); err != nil {
+					return flagError(err)
+				}
+			}
+			if err := denoise.CheckThreads(threads); err != nil {
+				return flagError(err)
+			}
 			log := newReporter(cmd)
 			noisy, err := cf.open(input, log)
 			if err != nil {
 				return flagError(err)
 			}
-			o, err := sf.options(cmd.Flags())
+			level, err := denoise.ResolveTrainSigma(noisy, sigma, v.Has(denoise.Beta), log)
 			if err != nil {
 				return flagError(err)
 			}
-			sigma, err := denoise.ResolveTrainSigma(noisy, sf.sigma, o.Beta, log)
-			if err != nil {
-				return flagError(err)
-			}
-			log.Start("training", "iterations", int64(o.Resolve(sigma).TrainIters))
-			o.TrainProgress = func(iter, _ int, obj float64) {
-				log.Update(int64(iter), fmt.Sprintf("objective %.6g", obj))
-			}
-			model, err := twodsc.TrainModel(cmd.Context(), noisy, o, sigma, "tdsc "+version)
-			log.Finish()
+			env := denoise.Env{Threads: threads, Report: log, CreatedBy: "tdsc " + version}
+			model, err := trainer.Train(cmd.Context(), noisy, v, level, env)
 			if err != nil {
 				return flagError(err)
 			}
@@ -81,7 +89,13 @@ slices side by side, contrast-normalised per atom).`,
 	f.StringVar(&atomsImage, "atoms-png", "", "also draw the atoms into this PNG")
 	deprecatedSpelling(f, "out", "o", "save-dict")
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
-	sf.register(f, true)
+	f.Float64Var(&sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale (estimated from the input when not given)")
+	f.IntVar(&threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
+	decls := make([]declared, len(trainer.Settings))
+	for i, s := range trainer.Settings {
+		decls[i] = declared{setting: s}
+	}
+	settings = registerSettings(c, decls)
 	cf.register(f, false)
 	return c
 }

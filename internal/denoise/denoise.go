@@ -1,55 +1,90 @@
 // Package denoise is the seam between tdsc's command line and its denoising
-// methods: every method is a Method, found by name in the registry that
-// Lookup and Names read, built from a Config whose zero fields mean "the
-// method's default".
+// methods. A method lives in one package under internal/methods and
+// declares itself there with a Spec: its name, summary, settings
+// (Setting: name, type, default, rule, help), memory per voxel and
+// capabilities. The registry (package methods) lists the Specs; the
+// command line builds its flags, help, shell completion and errors from
+// them, and turns flags into a Method with Spec.Parse and Spec.Build.
 //
-// A method lives in its own package (twodsc for the paper's 2DSC pipeline,
-// nonlocal for the nonlocal spectral-subspace denoiser); this package only
-// names them, says which settings each reads, and resolves the noise level
-// shared by all of them.
+// This package holds what every method shares: the Method interface and
+// the Result of a run, the settings several methods read (Beta, Patch, …)
+// with their rules, and the noise level, which is resolved here, once,
+// before a run (CheckSigma, ResolveSigma) and reaches a method only as
+// the argument of Denoise.
 package denoise
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
+	"tdsc/internal/dictfile"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
 )
 
-// Method denoises cubes. Denoise returns the estimate of the clean cube
-// for noise of standard deviation sigma > 0 on the [0, 255] scale, and
-// stops with ctx.Err() when ctx is cancelled; the result does not depend on
-// the number of threads. Settings lists what it ran with, for the output's
-// metadata, once Denoise has resolved its defaults for sigma. Check
-// returns the error Denoise would return for settings that cannot be used
-// at noise level sigma on a cube of the given size, without the cube, so
-// that a batch refuses them before it runs anything.
+// Method denoises cubes. A method value holds its settings and nothing
+// else: a run keeps nothing for the next, what it learned or chose is in
+// its Result, and every method of the registry is safe for concurrent use
+// by several goroutines.
 type Method interface {
-	Name() string
-	Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error)
-	Settings(sigma float64) []Setting
+	// Denoise returns the estimate of the clean cube for noise of standard
+	// deviation sigma on the [0, 255] scale (positive and finite: the
+	// caller checks it with CheckSigma), and what the run used and learned.
+	// It checks the settings against the cube, stops with ctx.Err() when
+	// ctx is cancelled, and its result does not depend on the number of
+	// threads.
+	Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, Result, error)
+	// Check returns the error Denoise would return for the method's
+	// settings at noise level sigma on a cube of height×width×bands,
+	// without the cube, so that a batch refuses them before it runs
+	// anything. Settings are validated by one rule each (Setting), here
+	// and in Denoise alike.
 	Check(sigma float64, height, width, bands int) error
 }
 
-// Setting is one name = value pair of a method's settings.
-type Setting struct{ Name, Value string }
+// Result is what a run of a method used and learned.
+type Result struct {
+	// Settings are the settings the run used, defaults resolved and what
+	// it chose from the data (such as a rank), for the output's metadata.
+	Settings []Param
+	// Dictionary is the dictionary the run learned, for a method that
+	// saves it (Spec.SavesDictionary); nil when it was given one.
+	Dictionary *dictfile.Model
+}
 
-// Spec describes a method of the registry.
+// Param is one name = value pair of a Result's settings.
+type Param struct{ Name, Value string }
+
+// Params turns name, value, name, value, … into Params, each value spelled
+// by fmt.Sprint.
+func Params(pairs ...any) []Param {
+	out := make([]Param, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, Param{Name: fmt.Sprint(pairs[i]), Value: fmt.Sprint(pairs[i+1])})
+	}
+	return out
+}
+
+// Spec declares a method of the registry.
 type Spec struct {
 	// Name is what --method spells.
 	Name string
 	// Summary is one line for help texts.
 	Summary string
-	// Options are the Config settings the method reads, by their flag
-	// spelling; a setting not listed does not apply to the method.
-	Options []string
-	// New builds the method from c.
+	// Settings are the settings the method reads. A flag that is not one
+	// of them (or of the capabilities' settings: Flags) does not apply to
+	// the method.
+	Settings []Setting
+	// New builds the method from c. Its settings are checked by Check and
+	// Denoise (with the noise level and the cube); New refuses only what
+	// cannot be built, such as settings that contradict the given
+	// dictionary.
 	New func(c Config) (Method, error)
 	// BytesPerVoxel is about the peak memory of a run per voxel of the
 	// cube: the peak RSS of tdsc denoise on the full 512×512×31 balloons
@@ -57,74 +92,195 @@ type Spec struct {
 	// decides when a cube is denoised in strips (package tile) and how
 	// tall they are.
 	BytesPerVoxel float64
+
+	// TakesDictionary: the method codes with a given dictionary
+	// (Config.Dictionary, the setting Dict) instead of learning one.
+	TakesDictionary bool
+	// SavesDictionary: a run returns the dictionary it learned in
+	// Result.Dictionary, for the setting SaveDict.
+	SavesDictionary bool
+	// ExactStrips: the method's values are Tilers, whose strip-by-strip
+	// result is their whole-cube result bit for bit.
+	ExactStrips bool
+	// Train, if not nil, learns the method's dictionary on its own (tdsc
+	// train).
+	Train *Trainer
 }
 
-// Default is the name of the method used when none is named.
-const Default = "nonlocal"
+// Config is what a method is built from.
+type Config struct {
+	// Values are the settings given (zero: the method's default).
+	Values Values
+	// Dictionary is a dictionary to code with instead of learning one,
+	// for a method that TakesDictionary; nil to learn one.
+	Dictionary *dictfile.Model
+	Env
+}
 
-// Lookup returns the method spec called name, or an *option.Error for the
-// field "method" that lists the known names.
-func Lookup(name string) (Spec, error) {
-	for _, s := range registry() {
-		if s.Name == name {
-			return s, nil
+// Env is what a method is built with besides its settings.
+type Env struct {
+	// Threads is the number of worker goroutines (0: GOMAXPROCS); the
+	// output does not depend on it.
+	Threads int
+	// Report receives progress and log lines (nil: none).
+	Report report.Reporter
+	// CreatedBy names the program in files a method writes.
+	CreatedBy string
+}
+
+// Trainer learns the dictionary of a method that takes one, on its own.
+type Trainer struct {
+	// Settings are the settings learning reads (a subset of the method's).
+	Settings []Setting
+	// Train learns a dictionary from the cube c for noise level sigma (0
+	// when it is unknown and β is given: σ then sets only the defaults
+	// that follow it), reporting its progress through env.Report.
+	Train func(ctx context.Context, c *msi.Cube, v Values, sigma float64, env Env) (*dictfile.Model, error)
+}
+
+// Flags returns the settings the method reads: its Settings, and Dict and
+// SaveDict by its capabilities.
+func (s Spec) Flags() []Setting {
+	out := slices.Clone(s.Settings)
+	if s.TakesDictionary {
+		out = append(out, Dict)
+	}
+	if s.SavesDictionary {
+		out = append(out, SaveDict)
+	}
+	return out
+}
+
+// Parse reads the settings given (flag name → value as typed) by the
+// method's declarations. A flag the method does not read is an error
+// that names every such flag and the ones it reads; a value its
+// declaration refuses is an *option.Error.
+func (s Spec) Parse(given map[string]string) (Values, error) {
+	return parse(s.Name, s.Flags(), given)
+}
+
+// ParseSettings is Parse for the settings decls, such as a Trainer's.
+func ParseSettings(decls []Setting, given map[string]string) (Values, error) {
+	return parse("", decls, given)
+}
+
+func parse(method string, decls []Setting, given map[string]string) (Values, error) {
+	find := func(name string) int { return slices.IndexFunc(decls, func(d Setting) bool { return d.Name == name }) }
+	var stray []string
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		if find(name) < 0 {
+			stray = append(stray, "--"+name)
 		}
 	}
-	return Spec{}, option.Errorf("method", name, "unknown method %q (known: %s)", name, strings.Join(Names(), ", "))
-}
-
-// Names returns the names of every method, in the registry's order.
-func Names() []string {
-	var names []string
-	for _, s := range registry() {
-		names = append(names, s.Name)
+	if len(stray) > 0 {
+		names := make([]string, len(decls))
+		for i, d := range decls {
+			names[i] = "--" + d.Name
+		}
+		verb := "does"
+		if len(stray) > 1 {
+			verb = "do"
+		}
+		return Values{}, fmt.Errorf("%s %s not apply to --method %s (it reads %s)", strings.Join(stray, ", "), verb, method, strings.Join(names, ", "))
 	}
-	return names
+	v := Values{m: make(map[string]any, len(given))}
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		x, err := decls[find(name)].Parse(given[name])
+		if err != nil {
+			return Values{}, err
+		}
+		v.m[name] = x
+	}
+	return v, nil
 }
 
-// Applies reports whether the setting opt (flag spelling) is read by s.
-func (s Spec) Applies(opt string) bool { return slices.Contains(s.Options, opt) }
+// Canonical returns the settings of v in the spelling that Parse reads
+// back, by name.
+func (v Values) Canonical(decls []Setting) map[string]string {
+	out := make(map[string]string, len(v.m))
+	for _, d := range decls {
+		if x, ok := v.m[d.Name]; ok {
+			out[d.Name] = d.Format(x)
+		}
+	}
+	return out
+}
+
+// Build returns the method with the settings v (Parse). A given dictionary
+// (Dict) is read from its file, and errors about it name the file. When
+// the noise level is not given (sigmaGiven false) the dictionary's
+// recorded β is used, unless Beta is given, and known is the noise level
+// the dictionary was learned at, to denoise at (ResolveSigma); known is 0
+// when the file records none or its β is not used.
+func (s Spec) Build(v Values, sigmaGiven bool, env Env) (m Method, known float64, err error) {
+	if err := CheckThreads(env.Threads); err != nil {
+		return nil, 0, err
+	}
+	c := Config{Values: v, Env: env}
+	path := v.String(Dict)
+	if path != "" {
+		if c.Dictionary, err = dictfile.Read(path); err != nil {
+			return nil, 0, err
+		}
+		if d := c.Dictionary; !sigmaGiven && !v.Has(Beta) && d.Beta > 0 {
+			c.Values, known = v.with(Beta, d.Beta), d.Sigma
+		}
+	}
+	if m, err = s.New(c); err != nil {
+		if path != "" {
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, 0, err
+	}
+	return m, known, nil
+}
+
+// CheckThreads returns an *option.Error for "threads" when n is negative.
+func CheckThreads(n int) error {
+	if n < 0 {
+		return option.Errorf("threads", n, "threads must be ≥ 0, got %d", n)
+	}
+	return nil
+}
+
+// CheckSigma returns an *option.Error for "sigma" unless sigma is a
+// positive, finite number: the one rule for the noise level a method is
+// given, whether from a flag, a dictionary file or an estimate.
+func CheckSigma(sigma float64) error {
+	if !(sigma > 0) || math.IsInf(sigma, 1) {
+		return option.Errorf("sigma", sigma, "sigma must be a finite number > 0, got %v", sigma)
+	}
+	return nil
+}
 
 // ResolveSigma returns the noise level to denoise with: sigma when it is
-// positive, else the level m knows (a 2dsc dictionary file records the σ
-// it was learned for), else the estimate of noise.EstimateMedian, which it
-// says through r. It is an *option.Error for "sigma" when sigma is negative
-// or not finite, or when no positive level can be had.
-func ResolveSigma(noisy *msi.Cube, sigma float64, m Method, r report.Reporter) (float64, error) {
-	if sigma != 0 {
-		if !(sigma > 0) || math.IsInf(sigma, 1) {
-			return 0, option.Errorf("sigma", sigma, "sigma must be a positive number, got %v", sigma)
-		}
-		return sigma, nil
-	}
-	if k, ok := m.(interface{ KnownSigma() float64 }); ok && k.KnownSigma() > 0 {
-		return k.KnownSigma(), nil
+// given (not 0), else known (from a dictionary, Build) when it is not 0,
+// else the estimate of noise.EstimateMedian from noisy, which it says
+// through r. The level is checked (CheckSigma); an estimate that fails the
+// check is an *option.Error for "sigma" that asks for it.
+func ResolveSigma(noisy *msi.Cube, sigma, known float64, r report.Reporter) (float64, error) {
+	switch {
+	case sigma != 0:
+		return sigma, CheckSigma(sigma)
+	case known != 0:
+		return known, CheckSigma(known)
 	}
 	s := noise.EstimateMedian(noisy)
 	report.OrDiscard(r).Logf("estimated σ = %.2f (median over bands of the MAD of the finest diagonal wavelet band / 0.6745)", s)
-	if !(s > 0) {
+	if CheckSigma(s) != nil {
 		return 0, option.Errorf("sigma", s, "could not estimate the noise level of the input (is it noise-free?): give it")
 	}
 	return s, nil
 }
 
-// ResolveTrainSigma returns the noise level to learn a 2DSC dictionary
-// with: as ResolveSigma (without a method), except that when no level can
-// be had and beta is given it returns 0, since β is all that learning needs
-// (σ then sets only the default step).
-func ResolveTrainSigma(noisy *msi.Cube, sigma, beta float64, r report.Reporter) (float64, error) {
-	s, err := ResolveSigma(noisy, sigma, nil, r)
-	if err != nil && sigma == 0 && beta != 0 {
+// ResolveTrainSigma returns the noise level to learn a dictionary with: as
+// ResolveSigma without a known level, except that when none can be had
+// and β is given (betaGiven) it returns 0, since β is all that learning
+// needs (σ then sets only the default step).
+func ResolveTrainSigma(noisy *msi.Cube, sigma float64, betaGiven bool, r report.Reporter) (float64, error) {
+	s, err := ResolveSigma(noisy, sigma, 0, r)
+	if err != nil && sigma == 0 && betaGiven {
 		return 0, nil
 	}
 	return s, err
-}
-
-// formatSettings turns name/value pairs into Settings.
-func formatSettings(pairs ...any) []Setting {
-	out := make([]Setting, 0, len(pairs)/2)
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, Setting{Name: fmt.Sprint(pairs[i]), Value: fmt.Sprint(pairs[i+1])})
-	}
-	return out
 }

@@ -6,14 +6,17 @@ import (
 	"tdsc/internal/tile"
 )
 
-// Tiler is implemented by a method whose strip-by-strip result (package
-// tile) is bit-identical to its result on the whole cube: what it learns
-// from the cube, PrepareTiles learns once from the whole cube read strip by
-// strip, and its Denoise of every strip of TileGeometry then gives the
-// strip's core exactly.
+// Tiler is implemented by the methods of a Spec with ExactStrips: their
+// strip-by-strip result (package tile) is bit-identical to their result on
+// the whole cube. PrepareTiles learns from the whole cube, read strip by
+// strip, what Denoise would learn from it, and returns that in its Result
+// with the method that denoises every strip of TileGeometry with it, so
+// that the strip's core comes out exactly as in the whole cube's run. The
+// Tiler itself is left as it was.
 type Tiler interface {
+	Method
 	TileGeometry(sigma float64) tile.Geometry
-	PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) error
+	PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (Method, Result, error)
 }
 
 // DefaultHalo is the halo, in lines, of a method that is not a Tiler: each

@@ -1,7 +1,9 @@
-// Package ksvd is the K-SVD denoising stage shared by the baselines of the
-// paper's Table 2 (methods "bwksvd" and "3dksvd"): an overcomplete DCT
-// dictionary, sparse coding by Batch-OMP, K-SVD dictionary learning on noisy
-// patches, and the averaging of the coded patches back into an image.
+// Package ksvd is the K-SVD denoiser and its two front ends, the baselines
+// of the paper's Table 2: the method "bwksvd" (BandSpec, BandDenoiser),
+// every band a grey image, and the method "3dksvd" (Spec3D, Denoiser3D),
+// spatio-spectral patches. The denoiser is an overcomplete DCT dictionary,
+// sparse coding by Batch-OMP, K-SVD dictionary learning on noisy patches,
+// and the averaging of the coded patches back into an image (Denoise).
 //
 // The problem (Elad and Aharon 2006, "Image denoising via sparse and
 // redundant representations over learned dictionaries"): every patch Rᵢy of

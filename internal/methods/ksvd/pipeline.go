@@ -2,7 +2,6 @@ package ksvd
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"tdsc/internal/msi"
@@ -34,7 +33,8 @@ type Times struct {
 	Learn, Code time.Duration
 }
 
-// Denoise runs the K-SVD denoiser on noisy with noise σ = sigma and writes
+// Denoise runs the K-SVD denoiser on noisy with noise σ = sigma (positive
+// and finite, denoise.CheckSigma) and writes
 // the estimate to dst (same size, not noisy): the DCT dictionary
 // (PatchDCT), K-SVD on Samples random noisy patches with their means
 // removed (Learn, ε² = (DefaultGain·σ)²·n, at most n/2 atoms a patch),
@@ -42,9 +42,6 @@ type Times struct {
 // bound, λ = DefaultLambdaTimesSigma/σ).
 func Denoise(ctx context.Context, dst, noisy *msi.Cube, sigma float64, s Settings) (Times, error) {
 	var t Times
-	if !(sigma > 0) {
-		return t, fmt.Errorf("ksvd: noise level %g, need σ > 0", sigma)
-	}
 	start := time.Now()
 	init, err := PatchDCT(s.Patch, s.SideAtoms, s.Depth, s.DepthAtoms)
 	if err != nil {

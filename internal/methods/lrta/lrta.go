@@ -63,12 +63,12 @@ package lrta
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/algebra/multilinear"
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
@@ -79,7 +79,7 @@ import (
 type Options struct {
 	// Ranks are the subspace dimensions K₀, K₁, K₂ of the row, column and
 	// band modes; a zero entry is chosen from the data by the criterion
-	// (flag "rank").
+	// (flag "ranks").
 	Ranks [3]int
 	// Iters is the largest number of sweeps over the three modes (flag
 	// "iters"; default 10).
@@ -111,27 +111,32 @@ func (o Options) Resolve(sigma float64) Options {
 	return o
 }
 
+// modeNames name the modes of the cube, for errors.
+var modeNames = [3]string{"rows", "columns", "bands"}
+
 // Validate checks resolved options against a cube of the given size.
 func (o Options) Validate(height, width, bands int) error {
+	if err := ranksSetting.CheckInts(o.Ranks[:]); err != nil {
+		return err
+	}
+	if err := itersSetting.CheckInt(o.Iters); err != nil {
+		return err
+	}
 	dims := [3]int{height, width, bands}
 	for n, r := range o.Ranks {
-		if r < 0 || r > dims[n] {
-			return option.Errorf("rank", r, "rank %d of mode %d: must be 0 (automatic) or 1 to %d", r, n, dims[n])
+		if r > dims[n] {
+			return option.Errorf(ranksSetting.Name, o.Ranks, "ranks %d,%d,%d: %d is more than the %d %s of the cube",
+				o.Ranks[0], o.Ranks[1], o.Ranks[2], r, dims[n], modeNames[n])
 		}
 	}
-	if o.Iters < 1 {
-		return option.Errorf("iters", o.Iters, "iters %d: must be at least 1", o.Iters)
-	}
-	if o.Threads < 0 {
-		return option.Errorf("threads", o.Threads, "threads %d: must not be negative", o.Threads)
-	}
 	if height < 2 || width < 2 || bands < 2 {
-		return option.Errorf("rank", 0, "the cube is %d×%d×%d: every mode needs at least 2 entries", height, width, bands)
+		return fmt.Errorf("the cube is %d×%d×%d: every mode needs at least 2 entries", height, width, bands)
 	}
 	return nil
 }
 
-// Denoiser is the lrta method.
+// Denoiser is the lrta method. It keeps nothing from one run to the next,
+// and may be used by several goroutines at once.
 type Denoiser struct {
 	// Options are the settings; zero fields take their defaults.
 	Options Options
@@ -139,16 +144,19 @@ type Denoiser struct {
 	Report report.Reporter
 }
 
+// Check returns the error Denoise would return for noise level sigma on a
+// cube of height×width×bands.
+func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
+	return d.Options.Resolve(sigma).Validate(height, width, bands)
+}
+
 // Denoise returns the estimate of the clean cube for noise of standard
-// deviation sigma > 0 on the [0, 255] scale. It stops with ctx.Err() when
-// ctx is cancelled.
-func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+// deviation sigma > 0 on the [0, 255] scale, and in the Result the ranks
+// it used. It stops with ctx.Err() when ctx is cancelled.
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
-		return nil, err
-	}
-	if !(sigma > 0) || math.IsInf(sigma, 0) {
-		return nil, fmt.Errorf("lrta: the noise level σ = %g must be positive and finite", sigma)
+		return nil, denoise.Result{}, err
 	}
 	log := report.OrDiscard(d.Report)
 	start := time.Now()
@@ -156,7 +164,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	means := y.CentreSlices()
 	ranks, err := ChooseRanks(ctx, y, o.Ranks, o.Criterion, o.Threads)
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	log.Logf("lrta: ranks %d×%d×%d (%v) in %.1f s", ranks[0], ranks[1], ranks[2], o.Criterion, time.Since(start).Seconds())
 	filterStart := time.Now()
@@ -164,27 +172,31 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if o.Truncate {
 		model, _, err := multilinear.HOOI(ctx, y, ranks, multilinear.TuckerOptions{MaxIter: o.Iters, Workers: o.Threads})
 		if err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 		if est, err = model.Reconstruct(ctx, o.Threads); err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 	} else {
 		f, err := FitWiener(ctx, y, ranks, sigma, o.Iters, o.Threads)
 		if err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 		log.Logf("lrta: %d Wiener sweeps, SURE per voxel %.4g → %.4g (%.1f s)", len(f.SURE)-1,
 			f.SURE[0]/float64(y.Len()), f.SURE[len(f.SURE)-1]/float64(y.Len()), time.Since(filterStart).Seconds())
 		if est, err = f.Apply(ctx, y, o.Threads); err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 	}
 	est.AddSliceMeans(means)
 	// The tensor has the cube's layout: its data is the cube's.
 	out := &msi.Cube{Height: noisy.Height, Width: noisy.Width, Bands: noisy.Bands, Data: est.Data}
 	out.Wavelengths = append([]float64(nil), noisy.Wavelengths...)
-	return out, nil
+	given := "auto"
+	if o.Ranks != ([3]int{}) {
+		given = fmt.Sprintf("%d,%d,%d", o.Ranks[0], o.Ranks[1], o.Ranks[2])
+	}
+	return out, denoise.Result{Settings: denoise.Params("ranks", given, "iters", o.Iters)}, nil
 }
 
 // ChooseRanks returns fixed where it is positive and, for each zero entry

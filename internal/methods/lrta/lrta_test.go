@@ -227,11 +227,11 @@ func testCube(seed uint64) *msi.Cube {
 func TestThreadsIdentical(t *testing.T) {
 	for _, trunc := range []bool{false, true} {
 		c := testCube(1)
-		a, err := (&Denoiser{Options: Options{Threads: 1, Truncate: trunc}}).Denoise(context.Background(), c, 10)
+		a, _, err := (&Denoiser{Options: Options{Threads: 1, Truncate: trunc}}).Denoise(context.Background(), c, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := (&Denoiser{Options: Options{Threads: 3, Truncate: trunc}}).Denoise(context.Background(), c, 10)
+		b, _, err := (&Denoiser{Options: Options{Threads: 3, Truncate: trunc}}).Denoise(context.Background(), c, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,20 +246,22 @@ func TestThreadsIdentical(t *testing.T) {
 func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := (&Denoiser{}).Denoise(ctx, testCube(2), 10); !errors.Is(err, context.Canceled) {
+	if _, _, err := (&Denoiser{}).Denoise(ctx, testCube(2), 10); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
 
+// TestValidate checks that bad settings are *option.Error for the flag
+// that gives them, --ranks for the ranks.
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		o     Options
 		field string
 	}{
-		{Options{Ranks: [3]int{0, 40, 0}, Iters: 1}, "rank"},
-		{Options{Ranks: [3]int{-1, 0, 0}, Iters: 1}, "rank"},
+		{Options{Ranks: [3]int{0, 40, 0}, Iters: 1}, "ranks"},
+		{Options{Ranks: [3]int{-1, 0, 0}, Iters: 1}, "ranks"},
+		{Options{Ranks: [3]int{0, 0, 9}, Iters: 1}, "ranks"},
 		{Options{Iters: -2}, "iters"},
-		{Options{Iters: 1, Threads: -1}, "threads"},
 	} {
 		err := tc.o.Resolve(10).Validate(36, 33, 8)
 		var oe *option.Error
@@ -267,8 +269,11 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%+v: got %v, want an option error on %q", tc.o, err, tc.field)
 		}
 	}
-	if _, err := (&Denoiser{}).Denoise(context.Background(), testCube(3), 0); err == nil {
-		t.Error("σ = 0 accepted")
+	if err := (Options{Ranks: [3]int{36, 33, 8}}).Resolve(10).Validate(36, 33, 8); err != nil {
+		t.Errorf("the largest ranks: %v", err)
+	}
+	if err := (Options{}).Resolve(10).Validate(36, 1, 8); err == nil {
+		t.Error("a cube one column wide was accepted")
 	}
 }
 
@@ -283,7 +288,7 @@ func TestDenoiseLowRankCube(t *testing.T) {
 		clean.Data[i] = 128 + 40*v
 		noisy.Data[i] = clean.Data[i] + 10*rng.NormFloat64()
 	}
-	out, err := (&Denoiser{}).Denoise(context.Background(), noisy, 10)
+	out, _, err := (&Denoiser{}).Denoise(context.Background(), noisy, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ const regressionPSNR = 37.835
 // the default options.
 func TestRegressionBalloons(t *testing.T) {
 	clean, noisy := regress.Balloons(t, 256, 192, 0, 128, 31, 30)
-	out, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
+	out, _, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func BenchmarkDenoiseCrop(b *testing.B) {
 	noisy := noise.Add(nil, clean, 30, 1)
 	for b.Loop() {
 		d := &Denoiser{}
-		if _, err := d.Denoise(context.Background(), noisy, 30); err != nil {
+		if _, _, err := d.Denoise(context.Background(), noisy, 30); err != nil {
 			b.Fatal(err)
 		}
 	}

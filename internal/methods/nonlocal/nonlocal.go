@@ -28,6 +28,7 @@ import (
 	"math"
 	"time"
 
+	"tdsc/internal/denoise"
 	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
@@ -41,12 +42,13 @@ import (
 type Options struct {
 	// Pilot are the settings of the 2DSC pilot.
 	Pilot twodsc.Options
-	// Wiener is the number of collaborative Wiener passes (negative: none).
+	// Wiener is the number of collaborative Wiener passes (-1: none).
 	Wiener int
 	// Rounds is the number of low-rank rounds (at least 1).
 	Rounds int
 	// Rank is the dimension k of the spectral subspace of the low-rank
-	// stage; 0 chooses it from the data (ChooseRank).
+	// stage, at most the number of bands; 0 chooses it from the data
+	// (ChooseRank).
 	Rank int
 	// Group is the number of patches K of a low-rank group.
 	Group int
@@ -65,6 +67,16 @@ var (
 	wienerShape  = blockmatch.Options{Patch: 6, Step: 5, Window: 31, K: 64}
 )
 
+// The defaults of Options (Resolve).
+const (
+	DefaultWiener = 2
+	DefaultRounds = 2
+	// DefaultGroup is 256 rather than the prototype's 128: +0.2–0.5 dB and
+	// a higher SSIM on every full scene at σ = 30, mixed on the crops
+	// (docs/results.md).
+	DefaultGroup = 256
+)
+
 const (
 	pilotStride    = 2   // default spatial step of the 2DSC pilot
 	wnnmC          = 8.0 // c of the WNNM weights c·√K·σ²/(ŝ + ε)
@@ -77,16 +89,13 @@ const (
 // standard deviation sigma.
 func (o Options) Resolve(sigma float64) Options {
 	if o.Wiener == 0 {
-		o.Wiener = 2
+		o.Wiener = DefaultWiener
 	}
 	if o.Rounds == 0 {
-		o.Rounds = 2
+		o.Rounds = DefaultRounds
 	}
 	if o.Group == 0 {
-		// 256 rather than the prototype's 128: +0.2–0.5 dB and a higher
-		// SSIM on every full scene at σ = 30, mixed on the crops
-		// (docs/results.md).
-		o.Group = 256
+		o.Group = DefaultGroup
 	}
 	if o.Pilot.Stride == 0 {
 		// The pilot needs no step 1: the stages after it do not gain from
@@ -105,11 +114,18 @@ func (o Options) Resolve(sigma float64) Options {
 // ChooseRank picks for noise σ: 10 for σ ≤ 15, else 6 (below that level
 // more spectral detail rises above the noise).
 func RankFor(sigma float64) int {
-	if sigma <= 15 {
-		return 10
+	if sigma <= lowNoiseSigma {
+		return lowNoiseRank
 	}
-	return 6
+	return highNoiseRank
 }
+
+// The least ranks of RankFor, below and above lowNoiseSigma.
+const (
+	lowNoiseSigma = 15
+	lowNoiseRank  = 10
+	highNoiseRank = 6
+)
 
 // rankZ is how many standard errors above zero the signal power along a
 // direction must be for ChooseRank to count it.
@@ -142,47 +158,61 @@ func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
 	return min(y.Bands, max(k, RankFor(sigma))), nil
 }
 
-// Validate checks resolved options.
-func (o *Options) Validate() error {
-	switch {
-	case o.Rounds < 1:
-		return option.Errorf("rounds", o.Rounds, "rounds must be at least 1, got %d", o.Rounds)
-	case o.Rank < 0:
-		return option.Errorf("rank", o.Rank, "rank must be at least 1 (or 0: from the data), got %d", o.Rank)
-	case o.Group < 2:
-		return option.Errorf("group", o.Group, "group must be at least 2 patches, got %d", o.Group)
-	case o.Threads < 0:
-		return option.Errorf("threads", o.Threads, "threads must be ≥ 0, got %d", o.Threads)
+// Validate checks resolved options, the pilot's included, against a cube
+// of height×width×bands.
+func (o *Options) Validate(height, width, bands int) error {
+	for _, err := range []error{
+		wienerSetting.CheckInt(o.Wiener),
+		roundsSetting.CheckInt(o.Rounds),
+		rankSetting.CheckInt(o.Rank),
+		groupSetting.CheckInt(o.Group),
+	} {
+		if err != nil {
+			return err
+		}
 	}
-	return nil
+	if o.Rank > bands {
+		return option.Errorf(rankSetting.Name, o.Rank, "rank %d is larger than the %d bands", o.Rank, bands)
+	}
+	return o.Pilot.Validate(height, width, bands)
 }
 
-// Denoiser runs the nonlocal method.
+// Denoiser runs the nonlocal method. It keeps nothing from one run to the
+// next, and may be used by several goroutines at once.
 type Denoiser struct {
 	Options Options
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
-
-	rank int // of the last Denoise
 }
 
-// Rank returns the dimension of the spectral subspace that the last
-// Denoise used (0 before any).
-func (d *Denoiser) Rank() int { return d.rank }
+// Check returns the error Denoise would return for noise level sigma on a
+// cube of height×width×bands.
+func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
+	o := d.resolved(sigma)
+	return o.Validate(height, width, bands)
+}
+
+// resolved returns the settings, the pilot's included, for noise level
+// sigma.
+func (d *Denoiser) resolved(sigma float64) Options {
+	o := d.Options.Resolve(sigma)
+	o.Pilot = o.Pilot.Resolve(sigma)
+	return o
+}
 
 // Denoise returns the estimate of the clean cube for noise of standard
-// deviation sigma > 0 on the [0, 255] scale. It stops with ctx.Err() when
-// ctx is cancelled.
-func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+// deviation sigma > 0 on the [0, 255] scale, and in the Result the rank it
+// chose. It stops with ctx.Err() when ctx is cancelled.
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
-	o := d.Options.Resolve(sigma)
-	if err := o.Validate(); err != nil {
-		return nil, err
+	o := d.resolved(sigma)
+	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
+		return nil, denoise.Result{}, err
 	}
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: log}
-	x, err := pilot.Denoise(ctx, noisy, sigma)
+	x, _, err := pilot.Denoise(ctx, noisy, sigma)
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	stage := func(name string, rows int, run func(progress func(int)) (*msi.Cube, error)) error {
 		start := time.Now()
@@ -204,17 +234,18 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		if err := stage(fmt.Sprintf("Wiener pass %d", i+1), refRows(wienerShape), func(pr func(int)) (*msi.Cube, error) {
 			return wienerStage(ctx, noisy, x, sigma, wienerFeatures, wienerShape, o.Threads, pr)
 		}); err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 	}
 	rank := o.Rank
 	if rank == 0 {
 		if rank, err = ChooseRank(noisy, x, sigma); err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d", rank)
+	} else {
+		log.Logf("spectral subspace: rank %d (given)", rank)
 	}
-	d.rank = rank
 	lr := lowRankShape
 	lr.K = o.Group
 	y, s := noisy, sigma
@@ -225,11 +256,13 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		if err := stage(fmt.Sprintf("low-rank round %d", i+1), refRows(lr), func(pr func(int)) (*msi.Cube, error) {
 			return lowRankStage(ctx, y, x, s, rank, lr, wnnmC, o.Threads, pr)
 		}); err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 	}
 	x.Wavelengths = noisy.Wavelengths
-	return x, nil
+	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
+		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "seed", o.Pilot.Seed)}
+	return x, res, nil
 }
 
 // regularise returns Y' = λY + (1−λ)X and its remaining noise level

@@ -10,8 +10,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/option"
 	"tdsc/internal/quality/metrics"
 	"tdsc/internal/stages/blockmatch"
 )
@@ -109,7 +111,7 @@ func TestDenoiseImprovesAndIsDeterministic(t *testing.T) {
 	var outs []*msi.Cube
 	for _, threads := range []int{1, 2} {
 		d := &Denoiser{Options: Options{Threads: threads, Pilot: pilotForTests()}}
-		out, err := d.Denoise(context.Background(), noisy, 20)
+		out, _, err := d.Denoise(context.Background(), noisy, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,13 +133,27 @@ func TestDenoiseCancelledAndOptions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	d := &Denoiser{Options: Options{Pilot: pilotForTests()}}
-	if _, err := d.Denoise(ctx, noisy, 10); !errors.Is(err, context.Canceled) {
+	if _, _, err := d.Denoise(ctx, noisy, 10); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled Denoise returned %v", err)
 	}
-	for _, o := range []Options{{Rounds: -1}, {Rank: -2}, {Group: 1}, {Threads: -1}} {
-		d := &Denoiser{Options: o}
-		if _, err := d.Denoise(context.Background(), noisy, 10); err == nil {
-			t.Errorf("options %+v gave no error", o)
+	for _, tc := range []struct {
+		o     Options
+		field string
+	}{
+		{Options{Rounds: -1}, "rounds"},
+		{Options{Rank: -2}, "rank"},
+		{Options{Rank: 7}, "rank"}, // more than the 6 bands
+		{Options{Group: 1}, "group"},
+		{Options{Wiener: -5}, "wiener"},
+		{Options{Pilot: twodsc.Options{Stride: 6}}, "stride"},
+	} {
+		d := &Denoiser{Options: tc.o}
+		var oe *option.Error
+		if _, _, err := d.Denoise(context.Background(), noisy, 10); !errors.As(err, &oe) || oe.Field != tc.field {
+			t.Errorf("options %+v: got %v, want an error for %q", tc.o, err, tc.field)
+		}
+		if err := d.Check(10, noisy.Height, noisy.Width, noisy.Bands); !errors.As(err, &oe) || oe.Field != tc.field {
+			t.Errorf("options %+v: Check gave %v, want an error for %q", tc.o, err, tc.field)
 		}
 	}
 }

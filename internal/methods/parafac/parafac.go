@@ -54,6 +54,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/algebra/multilinear"
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
@@ -78,6 +79,8 @@ type Options struct {
 const (
 	// DefaultIters is the default number of ALS sweeps of the final fit.
 	DefaultIters = 50
+	// defaultSeed is 1, as for every seeded method of tdsc.
+	defaultSeed = 1
 	// rungIters is the number of ALS sweeps at each rung of the rank
 	// ladder (each starts from the rung below).
 	rungIters = 15
@@ -93,32 +96,30 @@ func (o Options) Resolve(sigma float64) Options {
 		o.Iters = DefaultIters
 	}
 	if o.Seed == 0 {
-		o.Seed = 1 // as every seeded method of tdsc
+		o.Seed = defaultSeed
 	}
 	return o
 }
 
 // Validate checks resolved options against a cube of the given size.
 func (o Options) Validate(height, width, bands int) error {
-	if o.Rank < 0 {
-		return option.Errorf("rank", o.Rank, "rank %d: must be 0 (automatic) or positive", o.Rank)
+	if err := rankSetting.CheckInt(o.Rank); err != nil {
+		return err
 	}
-	if o.Iters < 1 {
-		return option.Errorf("iters", o.Iters, "iters %d: must be at least 1", o.Iters)
-	}
-	if o.Threads < 0 {
-		return option.Errorf("threads", o.Threads, "threads %d: must not be negative", o.Threads)
+	if err := itersSetting.CheckInt(o.Iters); err != nil {
+		return err
 	}
 	if height < 2 || width < 2 || bands < 2 {
-		return option.Errorf("rank", o.Rank, "the cube is %d×%d×%d: every mode needs at least 2 entries", height, width, bands)
+		return fmt.Errorf("the cube is %d×%d×%d: every mode needs at least 2 entries", height, width, bands)
 	}
 	if o.Rank > 0 && o.Rank*(height+width+bands-2) >= height*width*bands {
-		return option.Errorf("rank", o.Rank, "rank %d: a %d×%d×%d cube has fewer entries than the model has parameters", o.Rank, height, width, bands)
+		return option.Errorf(rankSetting.Name, o.Rank, "rank %d: a %d×%d×%d cube has fewer entries than the model has parameters", o.Rank, height, width, bands)
 	}
 	return nil
 }
 
-// Denoiser is the parafac method.
+// Denoiser is the parafac method. It keeps nothing from one run to the
+// next, and may be used by several goroutines at once.
 type Denoiser struct {
 	// Options are the settings; zero fields take their defaults.
 	Options Options
@@ -126,16 +127,20 @@ type Denoiser struct {
 	Report report.Reporter
 }
 
+// Check returns the error Denoise would return for noise level sigma on a
+// cube of height×width×bands.
+func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
+	return d.Options.Resolve(sigma).Validate(height, width, bands)
+}
+
 // Denoise returns the estimate of the clean cube for noise of standard
-// deviation sigma > 0 on the [0, 255] scale. It stops with ctx.Err() when
-// ctx is cancelled.
-func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+// deviation sigma > 0 on the [0, 255] scale; the Result records the rank
+// as given ("auto" when chosen). It stops with ctx.Err() when ctx is
+// cancelled.
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
-		return nil, err
-	}
-	if !(sigma > 0) || math.IsInf(sigma, 0) {
-		return nil, fmt.Errorf("parafac: the noise level σ = %g must be positive and finite", sigma)
+		return nil, denoise.Result{}, err
 	}
 	log := report.OrDiscard(d.Report)
 	start := time.Now()
@@ -146,7 +151,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if rank == 0 {
 		ladder, err := ChooseRank(ctx, y, sigma, o.Seed, o.Iters, o.Threads)
 		if err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 		rank, start0 = ladder.Rank, ladder.Model
 		log.Logf("parafac: rank %d by the discrepancy principle (%d rungs, %.1f s)", rank, len(ladder.Ranks), time.Since(start).Seconds())
@@ -161,19 +166,23 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	})
 	log.Finish()
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	log.Logf("parafac: rank %d, %d sweeps, residual %.4g per voxel (σ² = %.4g), %.1f s", rank, len(res),
 		res[len(res)-1]/float64(y.Len()), sigma*sigma, time.Since(fitStart).Seconds())
 	est, err := model.Reconstruct(ctx, o.Threads)
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	est.AddSliceMeans(means)
 	// The tensor has the cube's layout: its data is the cube's.
 	out := &msi.Cube{Height: noisy.Height, Width: noisy.Width, Bands: noisy.Bands, Data: est.Data}
 	out.Wavelengths = append([]float64(nil), noisy.Wavelengths...)
-	return out, nil
+	var given any = o.Rank
+	if o.Rank == 0 {
+		given = "auto"
+	}
+	return out, denoise.Result{Settings: denoise.Params("rank", given, "iters", o.Iters, "seed", o.Seed)}, nil
 }
 
 // Ladder is the outcome of ChooseRank.

@@ -18,7 +18,7 @@ const regressionPSNR = 37.0483
 // 256–319, columns 192–255), denoised with the default settings.
 func TestRegressionBalloons(t *testing.T) {
 	clean, noisy := regress.Balloons(t, 256, 192, 0, 64, 31, 30)
-	out, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
+	out, _, err := (&Denoiser{}).Denoise(context.Background(), noisy, 30)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,12 +54,10 @@ package tensr
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"tdsc/internal/algebra/tproduct"
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/parallel"
@@ -101,6 +99,7 @@ type Options struct {
 const (
 	DefaultPatch     = 5
 	DefaultDepth     = 5
+	DefaultStride    = 2
 	DefaultAtoms     = 6
 	DefaultIters     = 10
 	DefaultCodeIters = 40
@@ -144,16 +143,19 @@ func Defaults(sigma float64) Options {
 // 32.56/32.27 (2.5σ/3σ) at σ = 30. 2.5σ is best or within 0.3 dB of best
 // on both scenes at every σ; smaller λ also makes codes denser and coding
 // slower.
-func BetaFor(sigma float64) float64 { return 2.5 * sigma }
+func BetaFor(sigma float64) float64 { return betaPerSigma * sigma }
+
+// betaPerSigma is the default λ over σ (BetaFor).
+const betaPerSigma = 2.5
 
 // StrideFor returns the default spatial step between patches for noise of
-// standard deviation sigma on the [0, 255] scale: 2 at every σ.
+// standard deviation sigma on the [0, 255] scale: DefaultStride at every σ.
 //
 // Step 2 codes a quarter of the patches of step 1 for little loss: on the
 // balloons crop of Defaults, steps 1, 2, 3 gave 42.34, 42.35, 41.94 dB at
 // σ = 10 and 37.23, 37.05, 36.61 dB at σ = 30. A 512×512×31 scene has
 // 1.7·10⁶ patch positions at step 2, about a minute of CPU at σ = 30.
-func StrideFor(sigma float64) int { return 2 }
+func StrideFor(sigma float64) int { return DefaultStride }
 
 // Resolve returns o with every zero field set to its default for noise of
 // standard deviation sigma (Defaults); a zero atom count becomes twice its
@@ -191,62 +193,42 @@ func (o Options) Resolve(sigma float64) Options {
 const maxCore = 1 << 16
 
 // Validate checks resolved settings (Resolve) against a cube of the given
-// size and returns an *option.Error naming the first bad one.
+// size and returns an *option.Error naming the first bad one, or the
+// error of a patch that does not fit the cube.
 func (o *Options) Validate(height, width, bands int) error {
-	switch {
-	case o.Patch < 1:
-		return option.Errorf("patch", o.Patch, "patch size must be at least 1, got %d", o.Patch)
-	case o.Depth < 1:
-		return option.Errorf("depth", o.Depth, "patch depth must be at least 1, got %d", o.Depth)
-	case o.Stride < 1:
-		return option.Errorf("stride", o.Stride, "stride must be at least 1, got %d", o.Stride)
-	case o.Stride > o.Patch:
-		return option.Errorf("stride", o.Stride, "stride %d is larger than the patch size %d: some pixels would be covered by no patch", o.Stride, o.Patch)
-	case o.Atoms[0] < 1 || o.Atoms[1] < 1 || o.Atoms[2] < 1:
-		return option.Errorf("atoms", atomsString(o.Atoms), "every mode needs at least 1 atom, got %s", atomsString(o.Atoms))
-	case o.Atoms[0]*o.Atoms[1]*o.Atoms[2] > maxCore:
-		return option.Errorf("atoms", atomsString(o.Atoms), "%s atoms make a core of %d coefficients, more than %d", atomsString(o.Atoms), o.Atoms[0]*o.Atoms[1]*o.Atoms[2], maxCore)
-	case !(o.Beta > 0) || math.IsInf(o.Beta, 0):
-		return option.Errorf("beta", o.Beta, "beta must be a finite number > 0, got %v", o.Beta)
-	case o.Iters < 1:
-		return option.Errorf("iters", o.Iters, "iteration counts must be at least 1, got %d", o.Iters)
-	case o.CodeIters < 1:
-		return option.Errorf("code-iters", o.CodeIters, "iteration counts must be at least 1, got %d", o.CodeIters)
-	case o.Samples < 1:
-		return option.Errorf("samples", o.Samples, "number of training samples must be at least 1, got %d", o.Samples)
-	case o.Threads < 0:
-		return option.Errorf("threads", o.Threads, "threads must be ≥ 0, got %d", o.Threads)
+	for _, err := range []error{
+		patchSetting.CheckInt(o.Patch),
+		depthSetting.CheckInt(o.Depth),
+		strideSetting.CheckInt(o.Stride),
+		denoise.CheckStride(o.Stride, o.Patch),
+		atomsSetting.CheckInts(o.Atoms[:]),
+	} {
+		if err != nil {
+			return err
+		}
 	}
-	if height < o.Patch || width < o.Patch || bands < o.Depth {
-		return fmt.Errorf("image is %d×%d×%d but the patch is %d×%d×%d", height, width, bands, o.Patch, o.Patch, o.Depth)
+	if core := o.Atoms[0] * o.Atoms[1] * o.Atoms[2]; core > maxCore {
+		return option.Errorf(atomsSetting.Name, atomsString(o.Atoms), "atoms %s make a core of %d coefficients, more than %d", atomsString(o.Atoms), core, maxCore)
 	}
-	return nil
+	for _, err := range []error{
+		betaSetting.CheckFloat(o.Beta),
+		itersSetting.CheckInt(o.Iters),
+		codeItersSetting.CheckInt(o.CodeIters),
+		samplesSetting.CheckInt(o.Samples),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return denoise.CheckPatchFits(height, width, bands, o.Patch, o.Depth)
 }
 
 // atomsString spells atom counts as the atoms flag takes them.
 func atomsString(a [3]int) string { return fmt.Sprintf("%d,%d,%d", a[0], a[1], a[2]) }
 
-// ParseAtoms reads the atoms flag: one count for all three modes ("10") or
-// one per mode, column, row and band ("10,10,8"). It returns an
-// *option.Error for anything else or a count below 1.
-func ParseAtoms(s string) ([3]int, error) {
-	parts := strings.Split(s, ",")
-	if len(parts) != 1 && len(parts) != 3 {
-		return [3]int{}, option.Errorf("atoms", s, "atoms must be one count or three counts r1,r2,r3, got %q", s)
-	}
-	var a [3]int
-	for i := range 3 {
-		v, err := strconv.Atoi(strings.TrimSpace(parts[min(i, len(parts)-1)]))
-		if err != nil || v < 1 {
-			return [3]int{}, option.Errorf("atoms", s, "atom counts must be integers ≥ 1, got %q", s)
-		}
-		a[i] = v
-	}
-	return a, nil
-}
-
 // Denoiser is the TenSR pipeline: learn the separable dictionary from the
-// noisy cube, then code every patch over it and average.
+// noisy cube, then code every patch over it and average. It keeps nothing
+// from one run to the next, and may be used by several goroutines at once.
 type Denoiser struct {
 	// Options are the settings; zero fields take their defaults for the
 	// noise level given to Denoise (Options.Resolve).
@@ -255,14 +237,21 @@ type Denoiser struct {
 	Report report.Reporter
 }
 
+// Check returns the error Denoise would return for noise level sigma on a
+// cube of height×width×bands.
+func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
+	o := d.Options.Resolve(sigma)
+	return o.Validate(height, width, bands)
+}
+
 // Denoise returns the TenSR estimate of the clean cube for noise of
 // standard deviation sigma > 0 on the [0, 255] scale. It stops with
 // ctx.Err() when ctx is cancelled.
-func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
 	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	start := time.Now()
 	log.Start("learning", "iterations", int64(o.Iters))
@@ -271,16 +260,17 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	})
 	log.Finish()
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	log.Logf("learned %s separable atoms in %d iterations (%.1f s)", atomsString(o.Atoms), len(res.Objective), time.Since(start).Seconds())
 	codeStart := time.Now()
 	out, err := Reconstruct(ctx, noisy, res.Dict, o, log)
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	log.Logf("coded the patches in %.1f s", time.Since(codeStart).Seconds())
-	return out, nil
+	return out, denoise.Result{Settings: denoise.Params("beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
+		"atoms", atomsString(o.Atoms), "iters", o.Iters, "code-iters", o.CodeIters, "samples", o.Samples, "seed", o.Seed)}, nil
 }
 
 // Train learns the dictionary for cube c with resolved settings o: Samples

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
@@ -403,7 +404,7 @@ func TestThreadsBitIdentical(t *testing.T) {
 	var outs [2]*msi.Cube
 	for i, threads := range []int{1, 3} {
 		d := &Denoiser{Options: Options{Threads: threads, Samples: 500, Iters: 3}}
-		out, err := d.Denoise(context.Background(), noisy, 20)
+		out, _, err := d.Denoise(context.Background(), noisy, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -431,7 +432,7 @@ func TestCancel(t *testing.T) {
 	_, noisy := smallNoisyCube()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := (&Denoiser{}).Denoise(ctx, noisy, 20)
+	_, _, err := (&Denoiser{}).Denoise(ctx, noisy, 20)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
@@ -461,7 +462,6 @@ func TestValidate(t *testing.T) {
 		{"iters", Options{Iters: -1}},
 		{"code-iters", Options{CodeIters: -1}},
 		{"samples", Options{Samples: -5}},
-		{"threads", Options{Threads: -1}},
 	} {
 		o := c.o.Resolve(10)
 		err := o.Validate(64, 64, 31)
@@ -479,17 +479,26 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestParseAtoms checks the atoms flag's two spellings and its errors.
-func TestParseAtoms(t *testing.T) {
-	if a, err := ParseAtoms("8"); err != nil || a != [3]int{8, 8, 8} {
-		t.Errorf(`"8": %v, %v`, a, err)
+// TestAtomsSetting checks the atoms flag's two spellings, one count for
+// the three modes or one per mode, from the command line's words to the
+// Options, and its errors.
+func TestAtomsSetting(t *testing.T) {
+	for text, want := range map[string][3]int{"8": {8, 8, 8}, "6, 7,8": {6, 7, 8}, "6,6,4": {6, 6, 4}} {
+		v, err := Spec.Parse(map[string]string{"atoms": text})
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		m, err := Spec.New(denoise.Config{Values: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.(*Denoiser).Options.Atoms; got != want {
+			t.Errorf("%q: atoms %v, want %v", text, got, want)
+		}
 	}
-	if a, err := ParseAtoms("6, 7,8"); err != nil || a != [3]int{6, 7, 8} {
-		t.Errorf(`"6, 7,8": %v, %v`, a, err)
-	}
-	for _, s := range []string{"", "1,2", "0", "a,b,c", "1,2,3,4"} {
+	for _, s := range []string{"", "1,2", "0", "a,b,c", "1,2,3,4", "6,0,6"} {
 		var oe *option.Error
-		if _, err := ParseAtoms(s); !errors.As(err, &oe) || oe.Field != "atoms" {
+		if _, err := Spec.Parse(map[string]string{"atoms": s}); !errors.As(err, &oe) || oe.Field != "atoms" {
 			t.Errorf("%q: got %v", s, err)
 		}
 	}

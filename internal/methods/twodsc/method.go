@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tdsc/internal/algebra/tsc"
+	"tdsc/internal/denoise"
 	"tdsc/internal/dictfile"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
@@ -13,47 +14,39 @@ import (
 	"tdsc/internal/tile"
 )
 
-// Denoiser is the whole 2dsc pipeline: learn a dictionary from the noisy
-// cube (the paper's protocol) unless Model gives one, then code every
-// patch over it (Reconstruct).
+// Denoiser is the whole pipeline of the methods 2dsc and sc: learn a
+// dictionary from the noisy cube (the paper's protocol) unless Model gives
+// one, then code every patch over it (Reconstruct). It keeps nothing from
+// one run to the next, and may be used by several goroutines at once.
 type Denoiser struct {
 	// Options are the settings; zero fields take their defaults for the
 	// noise level given to Denoise (Options.Resolve).
 	Options Options
 	// Model, if not nil, is the dictionary to code with instead of learning
-	// one; Adopt has reconciled Options with it.
+	// one; Options.Adopt has reconciled Options with it.
 	Model *dictfile.Model
 	// CreatedBy names the program in a learned model's file.
 	CreatedBy string
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
-
-	learned  *dictfile.Model
-	prepared *dictfile.Model // learned by PrepareTiles for the strips' Denoise
-	tiling   bool            // PrepareTiles was called: the strips' Denoise is quiet
 }
 
 // Adopt reconciles o with the dictionary file m: the patch geometry and
 // atom count come from m, and a Patch or Depth that contradicts it is an
-// *option.Error. When o.Beta is zero and the noise level is unknown
-// (sigmaKnown false), m's β is taken, and Adopt returns m's σ (zero when m
-// does not record one) for the caller to use as the noise level.
-func (o *Options) Adopt(m *dictfile.Model, sigmaKnown bool) (sigma float64, err error) {
+// *option.Error. (The β and σ that m records are the caller's to use:
+// denoise.Spec.Build.)
+func (o *Options) Adopt(m *dictfile.Model) error {
 	if m.Patch.Height != m.Patch.Width {
-		return 0, fmt.Errorf("the dictionary is for %d×%d-pixel patches; denoising needs square ones", m.Patch.Height, m.Patch.Width)
+		return fmt.Errorf("the dictionary is for %d×%d-pixel patches; denoising needs square ones", m.Patch.Height, m.Patch.Width)
 	}
 	if o.Patch != 0 && o.Patch != m.Patch.Height {
-		return 0, option.Errorf("patch", o.Patch, "patch %d: the dictionary is for %d×%d-pixel patches", o.Patch, m.Patch.Height, m.Patch.Width)
+		return option.Errorf("patch", o.Patch, "patch %d: the dictionary is for %d×%d-pixel patches", o.Patch, m.Patch.Height, m.Patch.Width)
 	}
 	if o.Depth != 0 && o.Depth != m.Patch.Depth {
-		return 0, option.Errorf("depth", o.Depth, "depth %d: the dictionary is for patches of %d bands", o.Depth, m.Patch.Depth)
+		return option.Errorf("depth", o.Depth, "depth %d: the dictionary is for patches of %d bands", o.Depth, m.Patch.Depth)
 	}
 	o.Patch, o.Depth, o.Atoms = m.Patch.Height, m.Patch.Depth, m.Atoms.N
-	if o.Beta == 0 && !sigmaKnown && m.Beta > 0 {
-		o.Beta = m.Beta
-		return m.Sigma, nil
-	}
-	return 0, nil
+	return nil
 }
 
 // NewModel wraps a learned dictionary with the settings o (resolved) and
@@ -89,41 +82,38 @@ func TrainModel(ctx context.Context, c *msi.Cube, o Options, sigma float64, crea
 	return NewModel(res, o, sigma, createdBy), nil
 }
 
-// Learned returns the model that the last Denoise (or PrepareTiles)
-// learned, or nil if it used Model.
-func (d *Denoiser) Learned() *dictfile.Model { return d.learned }
-
 // TileGeometry returns the strips under which denoising a cube strip by
 // strip (package tile), after PrepareTiles, gives the whole cube's result
 // bit for bit (Options.TileGeometry).
 func (d *Denoiser) TileGeometry(sigma float64) tile.Geometry {
-	o := d.Resolved(sigma)
+	o := d.Options.Resolve(sigma)
 	return o.TileGeometry()
 }
 
-// PrepareTiles readies d to denoise the cube of r strip by strip: unless
-// Model gives the dictionary, it learns it as Denoise of the whole cube
-// would (TrainTiles, the same sample), and every later Denoise codes with
-// it instead of learning from its strip, and logs nothing: the caller
-// reports the strips.
-func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) error {
-	d.prepared, d.learned, d.tiling = nil, nil, true
+// PrepareTiles readies the denoising of the cube of r strip by strip:
+// unless Model gives the dictionary, it learns it as Denoise of the whole
+// cube would (TrainTiles, the same sample), and returns it in the Result
+// (not for sc, whose dictionary is not saved) with the Denoiser that codes
+// every strip with it. That one logs nothing: the caller reports the
+// strips.
+func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (denoise.Method, denoise.Result, error) {
+	strip := &Denoiser{Options: d.Options, Model: d.Model, CreatedBy: d.CreatedBy}
 	if d.Model != nil {
-		return nil
+		return strip, denoise.Result{}, nil
 	}
-	o := d.Resolved(sigma)
+	o := d.Options.Resolve(sigma)
 	h, w, b := r.Size()
 	if err := o.Validate(h, w, b); err != nil {
-		return err
+		return nil, denoise.Result{}, err
 	}
 	m, err := d.learn(report.OrDiscard(d.Report), o, sigma, func(o Options) (*tsc.LearnResult, error) {
 		return TrainTiles(ctx, r, strips, o)
 	})
 	if err != nil {
-		return err
+		return nil, denoise.Result{}, err
 	}
-	d.prepared, d.learned = m, m
-	return nil
+	strip.Model = m
+	return strip, o.result(m), nil
 }
 
 // learn runs train (Train or TrainTiles with o) with its progress and
@@ -144,31 +134,41 @@ func (d *Denoiser) learn(log report.Reporter, o Options, sigma float64, train fu
 	return NewModel(res, o, sigma, d.CreatedBy), nil
 }
 
-// Resolved returns the settings Denoise uses for noise level sigma.
-func (d *Denoiser) Resolved(sigma float64) Options { return d.Options.Resolve(sigma) }
+// result is the Result of a run with resolved settings o that learned the
+// dictionary learned (nil when it was given one); a vectorised dictionary
+// is not returned, as its file would not describe it.
+func (o *Options) result(learned *dictfile.Model) denoise.Result {
+	res := denoise.Result{Settings: denoise.Params("beta", o.Beta, "patch", o.Patch, "depth", o.Depth, "stride", o.Stride,
+		"atoms", o.Atoms, "weights", o.Weighting, "seed", o.Seed)}
+	if !o.Vectorised {
+		res.Dictionary = learned
+	}
+	return res
+}
 
-// Denoise returns the 2DSC estimate of the clean cube for noise of
-// standard deviation sigma > 0 on the [0, 255] scale. It stops with
-// ctx.Err() when ctx is cancelled.
-func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+// Check returns the error Denoise would return for noise level sigma on a
+// cube of height×width×bands.
+func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
+	o := d.Options.Resolve(sigma)
+	return o.Validate(height, width, bands)
+}
+
+// Denoise returns the estimate of the clean cube for noise of standard
+// deviation sigma > 0 on the [0, 255] scale, and in the Result the
+// dictionary it learned. It stops with ctx.Err() when ctx is cancelled.
+func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
-	if d.tiling {
-		log = report.Discard
-	}
-	o := d.Resolved(sigma)
+	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
-	model := d.Model
-	if model == nil && d.prepared != nil {
-		model = d.prepared
-	} else if model == nil {
+	model, learned := d.Model, (*dictfile.Model)(nil)
+	if model == nil {
 		m, err := d.learn(log, o, sigma, func(o Options) (*tsc.LearnResult, error) { return Train(ctx, noisy, o) })
-		d.learned = m // nil when learning failed
 		if err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
-		model = m
+		model, learned = m, m
 	}
 	started := false
 	o.CodeProgress = func(done, total int) {
@@ -182,8 +182,8 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	out, err := Reconstruct(ctx, noisy, model.Atoms, o)
 	log.Finish()
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	log.Logf("coded the patches in %.1f s", time.Since(codeStart).Seconds())
-	return out, nil
+	return out, o.result(learned), nil
 }

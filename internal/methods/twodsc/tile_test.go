@@ -34,21 +34,25 @@ func TestTilesBitIdentical(t *testing.T) {
 	} {
 		o := Options{Patch: c.patch, Stride: c.stride, Weighting: c.weights, Samples: 500, TrainIters: 3, InnerIters: 10, Depth: 3}
 		whole := &Denoiser{Options: o}
-		want, err := whole.Denoise(context.Background(), noisy, 20)
+		want, res, err := whole.Denoise(context.Background(), noisy, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, given := range []*dictfile.Model{nil, whole.Learned()} {
+		for _, given := range []*dictfile.Model{nil, res.Dictionary} {
 			for _, lines := range c.lines {
 				name := fmt.Sprintf("patch %d step %d %v, %d lines, dictionary given %v", c.patch, c.stride, c.weights, lines, given != nil)
 				d := &Denoiser{Options: o, Model: given}
 				strips := tile.Plan(noisy.Height, lines, d.TileGeometry(20))
-				if err := d.PrepareTiles(context.Background(), tiletest.Lines{Cube: noisy}, strips, 20); err != nil {
+				strip, prepared, err := d.PrepareTiles(context.Background(), tiletest.Lines{Cube: noisy}, strips, 20)
+				if err != nil {
 					t.Fatal(err)
 				}
 				got := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
-				err := tile.Run(context.Background(), tiletest.Lines{Cube: noisy}, tiletest.Lines{Cube: got}, strips,
-					func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) { return d.Denoise(ctx, c, 20) }, nil)
+				err = tile.Run(context.Background(), tiletest.Lines{Cube: noisy}, tiletest.Lines{Cube: got}, strips,
+					func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+						out, _, err := strip.Denoise(ctx, c, 20)
+						return out, err
+					}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,8 +62,11 @@ func TestTilesBitIdentical(t *testing.T) {
 						t.Fatalf("%s: voxel (line %d, sample %d, band %d) %v, whole cube %v", name, p/noisy.Width, p%noisy.Width, b, got.Data[i], want.Data[i])
 					}
 				}
-				if given == nil && d.Learned() == nil {
+				if given == nil && prepared.Dictionary == nil {
 					t.Fatalf("%s: PrepareTiles learned no dictionary", name)
+				}
+				if given != nil && prepared.Dictionary != nil {
+					t.Fatalf("%s: PrepareTiles learned a dictionary although one was given", name)
 				}
 			}
 		}

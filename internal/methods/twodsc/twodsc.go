@@ -1,7 +1,8 @@
-// Package twodsc is the paper's denoiser, the method "2dsc" of tdsc: it
-// joins the patch grid and the 2DSC solver into a pipeline that learns a
-// dictionary from patches of the noisy cube (or takes one), codes every
-// overlapping patch, and averages the reconstructions back into a cube.
+// Package twodsc is the paper's denoiser, the method "2dsc" of tdsc, and
+// its point of comparison, the method "sc": it joins the patch grid and
+// the 2DSC solver into a pipeline that learns a dictionary from patches of
+// the noisy cube (or takes one), codes every overlapping patch, and
+// averages the reconstructions back into a cube.
 //
 // Patches are p×p pixels × q bands, cut as (p²)×1×q tensors with their mean
 // removed (package patch); the dictionary has (p²)×1×q atoms (package tsc).
@@ -11,16 +12,30 @@
 // same whatever the number of workers and the aggregation order is fixed
 // (patch.Grid.ForEachBatch), so the output is bit-identical for every
 // thread count.
+//
+// The method sc is conventional (vectorised) sparse coding on exactly the
+// same patches (Options.Vectorised): every p×p-pixel × q-band patch (mean
+// removed) is one p²q-vector x, coded as min_b ½‖x − Db‖² + β‖b‖₁ over a
+// dictionary D of m unit-norm columns learned from the noisy cube by the
+// same alternation of FISTA coding and Lagrange-dual dictionary update. It
+// is the k = 1 case of the 2DSC problem (a (p²q)×1×1 tensor over
+// (p²q)×m×1 atoms, where the t-product is the matrix product): the same
+// sample, step, β, iteration limits and averaging, and only the model
+// differs. The number of atoms m defaults to r·q (150 = 30 × 5 for the
+// 2DSC defaults, VectorisedAtoms): the number of real columns of 2DSC's
+// block-circulant dictionary, so that the two models have the same number
+// of parameters per atom column; Options.Atoms = r compares at equal atoms
+// instead.
 package twodsc
 
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/algebra/tsc"
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/stages/patch"
@@ -93,15 +108,13 @@ func (w Weighting) String() string {
 	return fmt.Sprintf("Weighting(%d)", int(w))
 }
 
-// ParseWeighting returns the Weighting spelled s ("uniform" or "sparsity").
-func ParseWeighting(s string) (Weighting, error) {
-	switch s {
-	case "uniform":
-		return Uniform, nil
-	case "sparsity":
-		return Sparsity, nil
+// weightingNamed returns the Weighting spelled name (String), Sparsity for
+// "" (not given).
+func weightingNamed(name string) Weighting {
+	if name == Uniform.String() {
+		return Uniform
 	}
-	return 0, option.Errorf("weights", s, "weighting must be uniform or sparsity, got %q", s)
+	return Sparsity
 }
 
 // sparsityWeight is the Sparsity weight of a patch whose code is b.
@@ -117,7 +130,7 @@ func sparsityWeight(b []float64) float64 {
 
 // Defaults returns the default settings for noise of standard deviation
 // sigma on the [0, 255] scale: 5×5×5 patches, spatial step
-// StrideFor(sigma), 30 atoms, β = BetaFor(sigma), 10000 training patches,
+// StrideFor(sigma), 30 atoms (VectorisedAtoms when Vectorised), β = BetaFor(sigma), 10000 training patches,
 // at most 15 outer × 30 inner FISTA iterations, at most 50 when coding, and
 // Sparsity weighting.
 //
@@ -149,7 +162,8 @@ const (
 // Resolve returns o with every zero field set to its default for noise of
 // standard deviation sigma on the [0, 255] scale (Defaults): β = BetaFor(σ)
 // and the step StrideFor(σ), which never exceeds the patch size so that a
-// small Patch is still covered.
+// small Patch is still covered, and when Vectorised VectorisedAtoms(Depth)
+// atoms.
 func (o Options) Resolve(sigma float64) Options {
 	d := Defaults(sigma)
 	setInt := func(v *int, def int) {
@@ -161,6 +175,9 @@ func (o Options) Resolve(sigma float64) Options {
 	setInt(&o.Depth, d.Depth)
 	if o.Stride == 0 {
 		o.Stride = min(d.Stride, o.Patch)
+	}
+	if o.Vectorised {
+		setInt(&o.Atoms, VectorisedAtoms(o.Depth))
 	}
 	setInt(&o.Atoms, d.Atoms)
 	setInt(&o.Samples, d.Samples)
@@ -182,6 +199,18 @@ func (o Options) Resolve(sigma float64) Options {
 	return o
 }
 
+// VectorisedAtoms returns the default number of atoms of vectorised
+// coding (the method sc) for patches of depth q: DefaultAtoms·q, the
+// column count of the default 2DSC dictionary's block-circulant matrix.
+func VectorisedAtoms(depth int) int { return DefaultAtoms * depth }
+
+// fineStrideSigma is the noise level from which the default spatial step
+// is 1 (StrideFor), and betaPerSigma the default β over σ (BetaFor).
+const (
+	fineStrideSigma = 20
+	betaPerSigma    = 3
+)
+
 // StrideFor returns the default spatial step between patches for noise of
 // standard deviation sigma on the [0, 255] scale: 1 for σ ≥ 20, else 2.
 //
@@ -191,7 +220,7 @@ func (o Options) Resolve(sigma float64) Options {
 // (docs/results.md, "Spatial step"). The step also sets the positions the
 // training sample is drawn from.
 func StrideFor(sigma float64) int {
-	if sigma >= 20 {
+	if sigma >= fineStrideSigma {
 		return 1
 	}
 	return 2
@@ -204,41 +233,32 @@ func StrideFor(sigma float64) int {
 // β makes the codes denser and coding slower (docs/results.md, "β = 3σ").
 // The paper's β (10, 28, 200, 220, 290) belongs to its own step size and
 // iteration count and does not transfer.
-func BetaFor(sigma float64) float64 { return 3 * sigma }
+func BetaFor(sigma float64) float64 { return betaPerSigma * sigma }
 
 // Validate checks resolved settings (Resolve) against a cube of the given
-// size and returns an *option.Error naming the first bad one.
+// size and returns an *option.Error naming the first bad setting, or the
+// error of a patch that does not fit the cube.
 func (o *Options) Validate(height, width, bands int) error {
-	switch {
-	case o.Patch < 1:
-		return option.Errorf("patch", o.Patch, "patch size must be at least 1, got %d", o.Patch)
-	case o.Depth < 1:
-		return option.Errorf("depth", o.Depth, "patch depth must be at least 1, got %d", o.Depth)
-	case o.Stride < 1:
-		return option.Errorf("stride", o.Stride, "stride must be at least 1, got %d", o.Stride)
-	case o.Stride > o.Patch:
-		return option.Errorf("stride", o.Stride, "stride %d is larger than the patch size %d: some pixels would be covered by no patch", o.Stride, o.Patch)
-	case o.Atoms < 1:
-		return option.Errorf("atoms", o.Atoms, "number of atoms must be at least 1, got %d", o.Atoms)
-	case !(o.Beta > 0) || math.IsInf(o.Beta, 0):
-		return option.Errorf("beta", o.Beta, "beta must be a finite number > 0, got %v", o.Beta)
-	case o.Samples < 1:
-		return option.Errorf("samples", o.Samples, "number of training samples must be at least 1, got %d", o.Samples)
-	case o.TrainIters < 1:
-		return option.Errorf("iters", o.TrainIters, "iteration counts must be at least 1, got %d", o.TrainIters)
-	case o.InnerIters < 1:
-		return option.Errorf("inner-iters", o.InnerIters, "iteration counts must be at least 1, got %d", o.InnerIters)
-	case o.CodeIters < 1:
-		return option.Errorf("code-iters", o.CodeIters, "iteration counts must be at least 1, got %d", o.CodeIters)
-	case o.Weighting != Uniform && o.Weighting != Sparsity:
-		return option.Errorf("weights", o.Weighting, "unknown weighting %v", o.Weighting)
-	case o.Threads < 0:
-		return option.Errorf("threads", o.Threads, "threads must be ≥ 0, got %d", o.Threads)
+	for _, err := range []error{
+		patchSetting.CheckInt(o.Patch),
+		depthSetting.CheckInt(o.Depth),
+		strideSetting.CheckInt(o.Stride),
+		denoise.CheckStride(o.Stride, o.Patch),
+		atomsSetting.CheckInt(o.Atoms),
+		betaSetting.CheckFloat(o.Beta),
+		samplesSetting.CheckInt(o.Samples),
+		itersSetting.CheckInt(o.TrainIters),
+		innerItersSetting.CheckInt(o.InnerIters),
+		codeItersSetting.CheckInt(o.CodeIters),
+	} {
+		if err != nil {
+			return err
+		}
 	}
-	if height < o.Patch || width < o.Patch || bands < o.Depth {
-		return fmt.Errorf("image is %d×%d×%d but the patch is %d×%d×%d", height, width, bands, o.Patch, o.Patch, o.Depth)
+	if o.Weighting != Uniform && o.Weighting != Sparsity {
+		return option.Errorf(weightsSetting.Name, o.Weighting, "unknown weighting %v", o.Weighting)
 	}
-	return nil
+	return denoise.CheckPatchFits(height, width, bands, o.Patch, o.Depth)
 }
 
 // Train learns a dictionary from Samples patches drawn at random (seeded)

@@ -40,7 +40,8 @@ func TestRegressionBalloons(t *testing.T) {
 	}
 	sigmas := noise.Estimate(noisy)
 	method := func(ctx context.Context, c *msi.Cube, sigma float64) (*msi.Cube, error) {
-		return (&nonlocal.Denoiser{}).Denoise(ctx, c, sigma)
+		out, _, err := (&nonlocal.Denoiser{}).Denoise(ctx, c, sigma)
+		return out, err
 	}
 	ctx := context.Background()
 	whitened, err := Denoise(ctx, method, noisy, sigmas, Options{})
