@@ -26,7 +26,9 @@
 //     noisy cube's own spread, so that stripes the detector missed or
 //     mis-sized are caught (see reestimateStripes); the masked pixels of z
 //     are set to x̂ (a far better guess than their neighbours' median);
-//     and z is denoised again.
+//     and z is denoised again. When z comes out unchanged (a cube without
+//     sparse noise), the passes left are skipped (they would return x̂
+//     again), all but the last when x̂ came from the draft method.
 //
 // The removed component is ŝ = u on every pixel of a striped column and
 // y − x̂ on every masked pixel; elsewhere 0.
@@ -102,7 +104,7 @@ type Result struct {
 
 // ErrAllMasked is returned when every pixel of the cube is masked: there
 // is nothing to estimate the scene from.
-var ErrAllMasked = errors.New("every pixel is an impulse or dead: nothing is left to estimate the scene from")
+var ErrAllMasked = errors.New("repair: every pixel is an impulse or dead: nothing is left to estimate the scene from")
 
 // Remove estimates x from noisy with the sparse noise det found in it
 // (det must be sparsenoise.Detect's report of noisy) and the Gaussian
@@ -143,9 +145,10 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 		}
 	}
 	var x *msi.Cube
-	for pass := range passes {
+	for pass := 0; pass < passes; pass++ {
+		draft := pass < passes-1 && o.Draft != nil
 		method := denoise
-		if pass < passes-1 && o.Draft != nil {
+		if draft {
 			method = o.Draft
 		}
 		var err error
@@ -163,12 +166,22 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 		if !o.KeepStripes && !o.NoReestimate {
 			offsets = reestimateStripes(noisy, x, mask, det.Sigma, offsets)
 		}
-		z = subtractStripes(noisy, offsets)
+		next := subtractStripes(noisy, offsets)
 		for i, m := range mask {
 			if m != 0 {
-				z.Data[i] = x.Data[i]
+				next.Data[i] = x.Data[i]
 			}
 		}
+		if slices.Equal(next.Data, z.Data) {
+			// Nothing to repair: another pass would return x again, so
+			// only the final one is left to run, if this was a draft.
+			if !draft {
+				break
+			}
+			pass = passes - 2
+			continue
+		}
+		z = next
 	}
 	return &Result{Estimate: x, Sparse: sparsePart(noisy, x, mask, offsets), Mask: mask, StripeOffsets: offsets}, nil
 }
