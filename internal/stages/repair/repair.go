@@ -1,0 +1,347 @@
+// Package repair removes the sparse part of the noise of a cube and then
+// its Gaussian part, given what package sparsenoise found.
+//
+// Model. y = x + n + s on the [0, 255] scale: x the clean scene, n
+// Gaussian with a standard deviation σ_b per band b, and s sparse: a
+// constant offset u_b(c) added to whole columns c of striped bands, and
+// impulse and dead pixels whose value says nothing about x. The detector's
+// Report gives σ_b, a mask of the impulse and dead pixels and a first
+// estimate of u.
+//
+// Algorithm. Stripes are an additive offset, so they are subtracted;
+// impulse and dead pixels carry no information, so they are treated as
+// missing and filled:
+//
+//  1. z = y − u, with u the detector's offsets; every masked pixel of z is
+//     filled with the median of the unmasked pixels of its band in the
+//     smallest square window (radius 1, 2, …) that holds at least
+//     fillMinimum of them (a dead column takes its value from the columns
+//     beside it, an impulse of a dense band from the few live neighbours).
+//  2. x̂ = whitened Gaussian denoising of z: every band scaled to the
+//     median σ_b, the denoiser run at that level, the bands scaled back
+//     (package bandwhiten).
+//  3. Alternation (Options.Passes − 1 times): the stripe offsets are
+//     estimated again from the residual y − x̂, where each column's mean
+//     over its unmasked pixels has standard error σ_b/√H, far below the
+//     noisy cube's own spread, so that stripes the detector missed or
+//     mis-sized are caught (see reestimateStripes); the masked pixels of z
+//     are set to x̂ (a far better guess than their neighbours' median);
+//     and z is denoised again. When z comes out unchanged (a cube without
+//     sparse noise), the passes left are skipped (they would return x̂
+//     again), all but the last when x̂ came from the draft method.
+//
+// The removed component is ŝ = u on every pixel of a striped column and
+// y − x̂ on every masked pixel; elsewhere 0.
+//
+// The denoiser is passed in, so that any Gaussian method can run inside;
+// everything here is serial and deterministic, and linear in the number of
+// voxels besides the denoiser.
+package repair
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/stages/bandwhiten"
+	"tdsc/internal/stages/sparsenoise"
+)
+
+// Method is a denoiser for i.i.d. Gaussian noise of standard deviation
+// sigma on the [0, 255] scale (as bandwhiten.Method).
+type Method = bandwhiten.Method
+
+// Options are the settings of Remove; the zero value is the default.
+type Options struct {
+	// Passes is the number of denoising passes (0: DefaultPasses); every
+	// pass after the first starts from the stripe offsets re-estimated on
+	// the last pass's residual and from its values on the masked pixels.
+	Passes int
+	// Draft, if not nil, denoises every pass but the last (a cheaper
+	// method is enough to re-estimate the stripes and the fill).
+	Draft Method
+	// KeepStripes leaves stripes alone: no offset is subtracted, none is
+	// re-estimated.
+	KeepStripes bool
+	// KeepMasked leaves the impulse and dead pixels in the cube as they
+	// are instead of filling them.
+	KeepMasked bool
+	// NoReestimate keeps the detector's stripe offsets through every pass.
+	NoReestimate bool
+	// NoWhiten runs the denoiser at the median σ_b on the unscaled cube.
+	NoWhiten bool
+}
+
+// DefaultPasses is the default Options.Passes.
+const DefaultPasses = 2
+
+const (
+	// fillMinimum is the fewest unmasked pixels a fill window must hold.
+	fillMinimum = 3
+	// stripeZ is how many standard errors σ_b/√n a column's mean residual
+	// must lie from 0 to be taken as a stripe in a band the detector did
+	// not call striped; bandStripeZ is the same in a band it did call
+	// striped (where a stripe is likelier and a missed one costs more).
+	stripeZ     = 4.5
+	bandStripeZ = 3
+)
+
+// Result is what Remove returns.
+type Result struct {
+	// Estimate is the estimate of the clean cube x.
+	Estimate *msi.Cube
+	// Sparse is the removed sparse component ŝ (see the package comment).
+	Sparse *msi.Cube
+	// Mask is the detector's mask: the pixels treated as missing.
+	Mask []uint8
+	// StripeOffsets[b] is nil for a band without stripes, else the final
+	// offset of every column of band b.
+	StripeOffsets [][]float64
+}
+
+// ErrAllMasked is returned when every pixel of the cube is masked: there
+// is nothing to estimate the scene from.
+var ErrAllMasked = errors.New("repair: every pixel is an impulse or dead: nothing is left to estimate the scene from")
+
+// Remove estimates x from noisy with the sparse noise det found in it
+// (det must be sparsenoise.Detect's report of noisy) and the Gaussian
+// denoiser denoise (see the package comment). It returns ErrAllMasked when
+// every pixel is masked, an error when every band's σ is 0, and the
+// denoiser's error, if any.
+func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoise Method, o Options) (*Result, error) {
+	if det.Height != noisy.Height || det.Width != noisy.Width || det.Bands != noisy.Bands {
+		return nil, fmt.Errorf("repair: the noise report is of a %d×%d×%d cube, the cube is %s", det.Height, det.Width, det.Bands, noisy.Size())
+	}
+	passes := o.Passes
+	if passes == 0 {
+		passes = DefaultPasses
+	}
+	if passes < 1 {
+		return nil, fmt.Errorf("repair: passes must be at least 1, got %d", passes)
+	}
+	if !slices.ContainsFunc(det.Mask, func(m uint8) bool { return m == 0 }) {
+		return nil, ErrAllMasked
+	}
+	if !slices.ContainsFunc(det.Sigma, func(s float64) bool { return s > 0 }) {
+		return nil, errors.New("repair: no band has Gaussian noise (every σ is 0): nothing to denoise")
+	}
+	mask := det.Mask
+	if o.KeepMasked {
+		mask = make([]uint8, len(det.Mask))
+	}
+	offsets := make([][]float64, noisy.Bands)
+	if !o.KeepStripes {
+		for b, u := range det.StripeOffsets {
+			offsets[b] = slices.Clone(u)
+		}
+	}
+	z := subtractStripes(noisy, offsets)
+	if !o.KeepMasked {
+		if err := fill(z, mask); err != nil {
+			return nil, err
+		}
+	}
+	var x *msi.Cube
+	for pass := 0; pass < passes; pass++ {
+		draft := pass < passes-1 && o.Draft != nil
+		method := denoise
+		if draft {
+			method = o.Draft
+		}
+		var err error
+		if o.NoWhiten {
+			x, err = method(ctx, z, bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
+		} else {
+			x, err = bandwhiten.Denoise(ctx, method, z, det.Sigma, bandwhiten.Options{})
+		}
+		if err != nil {
+			return nil, err
+		}
+		if pass == passes-1 {
+			break
+		}
+		if !o.KeepStripes && !o.NoReestimate {
+			offsets = reestimateStripes(noisy, x, mask, det.Sigma, offsets)
+		}
+		next := subtractStripes(noisy, offsets)
+		for i, m := range mask {
+			if m != 0 {
+				next.Data[i] = x.Data[i]
+			}
+		}
+		if slices.Equal(next.Data, z.Data) {
+			// Nothing to repair: another pass would return x again, so
+			// only the final one is left to run, if this was a draft.
+			if !draft {
+				break
+			}
+			pass = passes - 2
+			continue
+		}
+		z = next
+	}
+	return &Result{Estimate: x, Sparse: sparsePart(noisy, x, mask, offsets), Mask: mask, StripeOffsets: offsets}, nil
+}
+
+// subtractStripes returns y with offsets[b][c] subtracted from column c of
+// band b (nil offsets: none).
+func subtractStripes(y *msi.Cube, offsets [][]float64) *msi.Cube {
+	z := y.Clone()
+	for b, u := range offsets {
+		if u == nil {
+			continue
+		}
+		band := z.Band(b)
+		for i := range band {
+			band[i] -= u[i%y.Width]
+		}
+	}
+	return z
+}
+
+// sparsePart returns ŝ: the offsets on their columns, y − x̂ on the masked
+// pixels.
+func sparsePart(y, x *msi.Cube, mask []uint8, offsets [][]float64) *msi.Cube {
+	s := msi.NewCube(y.Height, y.Width, y.Bands)
+	for b, u := range offsets {
+		if u == nil {
+			continue
+		}
+		band := s.Band(b)
+		for i := range band {
+			band[i] = u[i%y.Width]
+		}
+	}
+	for i, m := range mask {
+		if m != 0 {
+			s.Data[i] = y.Data[i] - x.Data[i]
+		}
+	}
+	return s
+}
+
+// fill sets every masked pixel of c to the median of the unmasked pixels
+// of its band in the smallest square window around it, of radius 1, 2, …,
+// that holds at least fillMinimum of them (or all of the band's, if fewer).
+// A band with no unmasked pixel takes the filled values of the nearest band
+// that has some (the lower one on a tie). It returns ErrAllMasked when no
+// band has an unmasked pixel.
+func fill(c *msi.Cube, mask []uint8) error {
+	n := c.Height * c.Width
+	live := make([]int, c.Bands)
+	for b := range c.Bands {
+		for _, m := range mask[b*n : (b+1)*n] {
+			if m == 0 {
+				live[b]++
+			}
+		}
+	}
+	if !slices.ContainsFunc(live, func(k int) bool { return k > 0 }) {
+		return ErrAllMasked
+	}
+	near := make([]float64, 0, 64)
+	for b := range c.Bands {
+		if live[b] == 0 {
+			continue
+		}
+		band, bandMask := c.Band(b), mask[b*n:(b+1)*n]
+		want := min(fillMinimum, live[b])
+		for y := range c.Height {
+			for x := range c.Width {
+				if bandMask[y*c.Width+x] == 0 {
+					continue
+				}
+				for r := 1; ; r++ {
+					near = near[:0]
+					for yy := max(0, y-r); yy <= min(c.Height-1, y+r); yy++ {
+						for xx := max(0, x-r); xx <= min(c.Width-1, x+r); xx++ {
+							if j := yy*c.Width + xx; bandMask[j] == 0 {
+								near = append(near, band[j])
+							}
+						}
+					}
+					if len(near) >= want {
+						break
+					}
+				}
+				band[y*c.Width+x] = median(near)
+			}
+		}
+	}
+	for b := range c.Bands {
+		if live[b] > 0 {
+			continue
+		}
+		for d := 1; ; d++ {
+			if src := b - d; src >= 0 && live[src] > 0 {
+				copy(c.Band(b), c.Band(src))
+				break
+			}
+			if src := b + d; src < c.Bands && live[src] > 0 {
+				copy(c.Band(b), c.Band(src))
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// reestimateStripes returns the stripe offsets read off the residual
+// y − x̂: for every column c of band b, the mean m of the residual over
+// its n unmasked pixels, whose standard error is σ_b/√n when the column
+// holds no stripe (and x̂ is close to x). The offset of a column is m when
+// it was striped before (the residual is the better estimate), or when
+// |m| exceeds stripeZ standard errors (bandStripeZ in a band already
+// striped); otherwise 0. A band with no offset left gets nil.
+func reestimateStripes(y, x *msi.Cube, mask []uint8, sigma []float64, old [][]float64) [][]float64 {
+	n := y.Height * y.Width
+	out := make([][]float64, y.Bands)
+	sum := make([]float64, y.Width)
+	count := make([]int, y.Width)
+	for b := range y.Bands {
+		clear(sum)
+		clear(count)
+		yb, xb, mb := y.Band(b), x.Band(b), mask[b*n:(b+1)*n]
+		for i, m := range mb {
+			if m == 0 {
+				sum[i%y.Width] += yb[i] - xb[i]
+				count[i%y.Width]++
+			}
+		}
+		z := stripeZ
+		if old[b] != nil {
+			z = bandStripeZ
+		}
+		offsets := make([]float64, y.Width)
+		found := false
+		for c := range y.Width {
+			if count[c] == 0 {
+				continue
+			}
+			mean := sum[c] / float64(count[c])
+			wasStriped := old[b] != nil && old[b][c] != 0
+			if wasStriped || math.Abs(mean) > z*sigma[b]/math.Sqrt(float64(count[c])) {
+				offsets[c] = mean
+				found = true
+			}
+		}
+		if found {
+			out[b] = offsets
+		}
+	}
+	return out
+}
+
+// median returns the median of v (the mean of the two middle values when
+// len(v) is even), reordering v.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	k := len(v)
+	if k%2 == 1 {
+		return v[k/2]
+	}
+	return (v[k/2-1] + v[k/2]) / 2
+}
