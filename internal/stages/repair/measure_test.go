@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/methods/nonlocal"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
@@ -49,14 +50,20 @@ var variants = []variant{
 
 // nonlocalMethod is the nonlocal method with its defaults.
 func nonlocalMethod() Method {
-	d := &nonlocal.Denoiser{}
-	return d.Denoise
+	return withoutResult(&nonlocal.Denoiser{})
 }
 
 // draftMethod is a cheaper nonlocal: one Wiener pass, one low-rank round.
 func draftMethod() Method {
-	d := &nonlocal.Denoiser{Options: nonlocal.Options{Wiener: 1, Rounds: 1}}
-	return d.Denoise
+	return withoutResult(&nonlocal.Denoiser{Options: nonlocal.Options{Wiener: 1, Rounds: 1}})
+}
+
+// withoutResult is d's Denoise without the settings it reports.
+func withoutResult(d *nonlocal.Denoiser) Method {
+	return func(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, error) {
+		out, _, err := d.Denoise(ctx, noisy, sigma)
+		return out, err
+	}
 }
 
 func removeWith(o Options) func(ctx context.Context, noisy *msi.Cube) (*msi.Cube, error) {
@@ -100,7 +107,7 @@ func TestMeasure(t *testing.T) {
 		if scenes := os.Getenv("TDSC_REPAIR_SCENES"); scenes != "" && !slices.ContainsFunc(strings.Split(scenes, ","), func(s string) bool { return strings.Contains(name, s) }) {
 			continue
 		}
-		clean, err := msi.Open(filepath.Join(dir, name+"_clean.hdr"))
+		clean, err := formats.Open(filepath.Join(dir, name+"_clean.hdr"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +115,7 @@ func TestMeasure(t *testing.T) {
 			if list := os.Getenv("TDSC_REPAIR_CASE_LIST"); list != "" && !slices.Contains(strings.Split(list, ","), fmt.Sprint(int(k))) {
 				continue
 			}
-			noisy, err := msi.Open(filepath.Join(dir, fmt.Sprintf("%s_c%d.hdr", name, k)))
+			noisy, err := formats.Open(filepath.Join(dir, fmt.Sprintf("%s_c%d.hdr", name, k)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +139,7 @@ func TestMeasure(t *testing.T) {
 }
 
 func psnr(t *testing.T, ref, x *msi.Cube) float64 {
-	r, err := metrics.Evaluate(ref, x)
+	r, err := metrics.Evaluate(context.Background(), ref, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +162,7 @@ func TestTime(t *testing.T) {
 	if path == "" {
 		t.Skip("TDSC_REPAIR_CUBE not set")
 	}
-	noisy, err := msi.Open(path)
+	noisy, err := formats.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +172,8 @@ func TestTime(t *testing.T) {
 	timed := func(name string, d *nonlocal.Denoiser) Method {
 		return func(ctx context.Context, c *msi.Cube, sigma float64) (*msi.Cube, error) {
 			passStart := time.Now()
-			x, err := d.Denoise(ctx, c, sigma)
-			t.Logf("%s pass at σ %.1f: rank %d, %.1f s", name, sigma, d.Rank(), time.Since(passStart).Seconds())
+			x, res, err := d.Denoise(ctx, c, sigma)
+			t.Logf("%s pass at σ %.1f: %v, %.1f s", name, sigma, res.Settings, time.Since(passStart).Seconds())
 			return x, err
 		}
 	}
@@ -180,7 +187,7 @@ func TestTime(t *testing.T) {
 	}
 	t.Logf("Detect and Remove: %.1f s", time.Since(start).Seconds())
 	if ref := os.Getenv("TDSC_REPAIR_REF"); ref != "" {
-		clean, err := msi.Open(ref)
+		clean, err := formats.Open(ref)
 		if err != nil {
 			t.Fatal(err)
 		}
