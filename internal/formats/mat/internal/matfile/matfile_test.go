@@ -137,7 +137,7 @@ func FuzzParse(f *testing.F) {
 			for _, d := range got.Dims {
 				n *= d
 			}
-			if got.Type.Size() == 0 || len(got.Data) != n*got.Type.Size() {
+			if got.Type.ValueSize() == 0 || len(got.Data) != n*got.Type.ValueSize() {
 				t.Fatalf("%s: type %d, %d bytes", got.Describe(), got.Type, len(got.Data))
 			}
 		}
