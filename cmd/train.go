@@ -83,6 +83,7 @@ slices side by side, contrast-normalised per atom).`,
 	f.BoolVar(&force, "force", false, "overwrite existing outputs")
 	sf.register(f, true)
 	cf.register(f, false)
+	cf.registerMemory(f)
 	return c
 }
 

@@ -57,7 +57,7 @@ func FuzzReadMAT(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const name = "fuzz.mat"
 		for _, variable := range []string{"", "cube", "dbl"} {
-			c, dtype, v, err := decode(data, variable, "HWB", name)
+			c, dtype, v, err := decode(data, variable, "HWB", name, 0)
 			if err != nil {
 				if !strings.HasPrefix(err.Error(), name+": ") {
 					t.Fatalf("error %q does not name the file", err)

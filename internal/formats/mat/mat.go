@@ -93,11 +93,20 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err := msi.Exists(file); err != nil {
 		return nil, err
 	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	// The file is read whole before its variables are known: it alone must
+	// fit the budget.
+	if err := msi.CheckFits(file, 0, 0, 0, fi.Size(), opts.Budget); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	c, dtype, v, err := decode(data, variable, axes, file)
+	c, dtype, v, err := decode(data, variable, axes, file, opts.Budget)
 	if err != nil {
 		return nil, err
 	}
@@ -189,8 +198,11 @@ func miKind(t matfile.DataType) byte {
 // returns the cube, values as stored, its element type's name and the
 // variable's name; name is the file's name for errors. A variable named
 // "wavelengths" (or "wavelength") holding one number per band becomes the
-// cube's Wavelengths; one of another length is ignored.
-func decode(data []byte, variable, axes, name string) (*msi.Cube, string, string, error) {
+// cube's Wavelengths; one of another length is ignored. A cube that would
+// need more than budget bytes (msi.CheckFits, the file's bytes and the
+// variable's values as stored counted; 0: no limit) is refused before its
+// values are read.
+func decode(data []byte, variable, axes, name string, budget int64) (*msi.Cube, string, string, error) {
 	f, err := matfile.Parse(data)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %v", name, err)
@@ -245,13 +257,17 @@ func decode(data []byte, variable, axes, name string) (*msi.Cube, string, string
 			return nil, "", "", fmt.Errorf("%s is empty (%s)", where, v.Shape())
 		}
 	}
+	l := array.NewLayout([3]int(dims), axes, true)
+	stored := int64(len(data)) + int64(t.Size)*int64(l.Height)*int64(l.Width)*int64(l.Bands)
+	if err := msi.CheckFits(name, l.Height, l.Width, l.Bands, stored, budget); err != nil {
+		return nil, "", "", err
+	}
 	loaded, err := f.Load(v)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %v", name, err)
 	}
 	size := loaded.Type.ValueSize()
 	kind := miKind(loaded.Type)
-	l := array.NewLayout([3]int(array.Squeeze(loaded.Dims)), axes, true)
 	c, err := array.Decode(loaded.Data, l, size, kind == 'f', array.Decoder(kind, size, f.Order), 0)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %v", where, err)

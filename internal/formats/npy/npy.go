@@ -52,10 +52,14 @@ func (format) Outputs(path string) []string { return []string{path} }
 
 // Open reads the 3-D array of the .npy file at path with its dimensions in
 // the order opts.Axes, its values multiplied by opts.Scale or the
-// automatic factor.
+// automatic factor. An array larger than opts.Budget is refused before its
+// values are read.
 func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	axes, err := readChecks(path, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFits(path, axes, opts.Budget); err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(path)
@@ -68,6 +72,27 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	}
 	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: array.ApplyScale(c, dtype, opts.Scale)}
 	return c, nil
+}
+
+// checkFits reads the header of the .npy file at path and returns an
+// error if the file is no cube or the cube needs more than budget bytes to
+// read whole (msi.CheckFits).
+func checkFits(path, axes string, budget int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	h, _, err := arrayHeader(f, fi.Size(), axes, path)
+	if err != nil {
+		return err
+	}
+	l := array.NewLayout([3]int(h.Shape), axes, h.Fortran)
+	return msi.CheckFits(path, l.Height, l.Width, l.Bands, fi.Size(), budget)
 }
 
 // readChecks checks what reading path with opts needs and returns the
