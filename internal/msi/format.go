@@ -198,7 +198,11 @@ func CheckFits(path string, height, width, bands int, stored, budget int64) erro
 	if budget <= 0 || need <= float64(budget) {
 		return nil
 	}
-	return &TooLargeError{Path: path, Height: height, Width: width, Bands: bands, Need: int64(min(need, math.MaxInt64)), Budget: budget}
+	e := &TooLargeError{Path: path, Height: height, Width: width, Bands: bands, Need: math.MaxInt64, Budget: budget}
+	if need < math.MaxInt64 { // float64(MaxInt64) is 2⁶³, which int64 does not hold
+		e.Need = int64(need)
+	}
+	return e
 }
 
 // FormatBytes writes n bytes in binary units (KiB, MiB, GiB) with one
