@@ -46,8 +46,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNGStack$$' -fuzztime 15s ./internal/formats/pngstack
 	$(GO) test -run '^$$' -fuzz '^FuzzReadNPY$$' -fuzztime 15s ./internal/formats/npy
 	$(GO) test -run '^$$' -fuzz '^FuzzReadLines$$' -fuzztime 15s ./internal/formats/npy
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTypes$$' -fuzztime 15s ./internal/formats/npy
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMAT$$' -fuzztime 15s ./internal/formats/mat
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s ./internal/formats/mat/internal/matfile
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHDF5$$' -fuzztime 15s ./internal/formats/mat/internal/matfile
 	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/dictfile
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNG$$' -fuzztime 15s ./internal/gray
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/quality/gate

@@ -72,6 +72,7 @@ known) or by --band (1-based number).`,
 	f.Float64Var(&wavelength, "wavelength", 420, "wavelength in nm of the band to draw (the nearest band)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(f, false)
+	cf.registerMemory(f)
 	c.MarkFlagsMutuallyExclusive("band", "wavelength")
 	return c
 }

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +22,9 @@ import (
 // they take (msi.Info.Takes); the help lists them from the registry.
 type cubeFlags struct {
 	axes, scale, dtype string
+	// maxMemory is --max-memory, the memory budget of whole-cube reads
+	// (see memoryBudget); commands without the flag keep the default.
+	maxMemory string
 }
 
 func (c *cubeFlags) register(f *pflag.FlagSet, output bool) {
@@ -33,11 +38,21 @@ func (c *cubeFlags) register(f *pflag.FlagSet, output bool) {
 	}
 }
 
+// registerMemory adds --max-memory, the budget of the cubes read whole,
+// for a command that reads cubes and does not denoise them in strips.
+func (c *cubeFlags) registerMemory(f *pflag.FlagSet) {
+	f.StringVar(&c.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a cube that needs more to read whole is refused (default: half of the machine's RAM)")
+}
+
 // pathHelp says what the path of a cube may be.
 func pathHelp(what string) string { return what + ": " + formats.Paths() }
 
-// readOptions returns the ReadOptions the flags give.
+// readOptions returns the ReadOptions the flags give, for a format that
+// takes every option, with the memory budget.
 func (c *cubeFlags) readOptions() (msi.ReadOptions, error) {
+	if _, err := array.ParseAxes(c.axes); err != nil {
+		return msi.ReadOptions{}, err
+	}
 	o := msi.ReadOptions{Axes: c.axes}
 	if c.scale != "auto" {
 		s, err := strconv.ParseFloat(c.scale, 64)
@@ -49,7 +64,47 @@ func (c *cubeFlags) readOptions() (msi.ReadOptions, error) {
 	if c.dtype != "" && c.dtype != "input" && !slices.Contains(array.DTypes, c.dtype) {
 		return o, option.Errorf("dtype", c.dtype, "dtype must be one of %s or input, got %q", strings.Join(array.DTypes, ", "), c.dtype)
 	}
+	budget, err := memoryBudget(c.maxMemory)
+	if err != nil {
+		return o, err
+	}
+	o.Budget = budget
 	return o, nil
+}
+
+// readOptionsFor returns the ReadOptions the flags give for the cube at
+// path: the options its format does not take (msi.Info.Takes) left out,
+// so that --axes given for the array files a command reads does not stop
+// it reading a PNG band stack or an ENVI cube beside them.
+func (c *cubeFlags) readOptionsFor(path string) (msi.ReadOptions, error) {
+	o, err := c.readOptions()
+	if err != nil {
+		return o, err
+	}
+	f, err := formats.ForRead(path)
+	if err != nil {
+		return o, err
+	}
+	takes := f.Info().Takes
+	if takes&msi.TakesAxes == 0 {
+		o.Axes = ""
+	}
+	if takes&msi.TakesScale == 0 {
+		o.Scale = 0
+	}
+	return o, nil
+}
+
+// tooLargeHelp adds to an error for a cube that does not fit the memory
+// budget (*msi.TooLargeError) what helps; other errors are returned as
+// they are.
+func tooLargeHelp(err error) error {
+	var tl *msi.TooLargeError
+	if !errors.As(err, &tl) {
+		return err
+	}
+	return fmt.Errorf("%w: give a larger --max-memory if the machine has the memory, or denoise the cube in strips (tdsc denoise --tile, %s cubes)",
+		err, strings.Join(formats.WindowLabels(), " and "))
 }
 
 // isArray reports whether the format of s is an array file, whose scale
@@ -62,13 +117,13 @@ func isArray(s msi.Storage) bool {
 // open reads the cube at path as the flags say (its Stored says how) and,
 // for an array file, says on stderr which scale it was read with.
 func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
-	o, err := c.readOptions()
+	o, err := c.readOptionsFor(path)
 	if err != nil {
 		return nil, err
 	}
 	cube, err := formats.OpenWith(path, o)
 	if err != nil {
-		return nil, err
+		return nil, tooLargeHelp(err)
 	}
 	if src := cube.Stored; isArray(src) {
 		how := "given"
@@ -81,34 +136,36 @@ func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
 }
 
 // openLike reads a cube to compare with one read as src (a reference, an
-// input of eval): an array file with src's axes and scale when src is an
-// array file too (else with the flags' scale), so that both are on the
-// same scale, any other format as it is.
+// input of eval): an array file with the flags' axes and with src's scale
+// when src is an array file too (else with the flags' scale), so that
+// both are on the same scale, any other format as it is.
 func (c *cubeFlags) openLike(path string, src msi.Storage) (*msi.Cube, error) {
-	f, err := formats.ForRead(path)
+	o, err := c.readOptionsFor(path)
 	if err != nil {
 		return nil, err
 	}
-	if f.Info().Takes&msi.TakesAxes == 0 {
-		return formats.Open(path)
+	if f, _ := formats.ForRead(path); f.Info().Takes&msi.TakesAxes != 0 && isArray(src) {
+		o.Scale = src.Scale // readOptionsFor has found the format
 	}
-	o := msi.ReadOptions{Axes: c.axes}
-	if isArray(src) {
-		o.Scale = src.Scale
-	} else if ro, err := c.readOptions(); err == nil {
-		o.Scale = ro.Scale
+	cube, err := formats.OpenWith(path, o)
+	if err != nil {
+		return nil, tooLargeHelp(err)
 	}
-	return formats.OpenWith(path, o)
+	return cube, nil
 }
 
 // writeOptions returns how to write a result made from a cube read as src:
 // an array output in the input's axes and scale (so it keeps the input's
-// units), with --dtype's element type. Other formats store the working
-// scale in their own layout.
+// units), with --dtype's element type; with --dtype input, the input's,
+// or for a type that is read but not written the one that holds it
+// (array.Writable). Other formats store the working scale in their own
+// layout.
 func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
 	w := msi.WriteOptions{Force: force}.Like(src, c.dtype == "input")
 	if c.dtype != "input" {
 		w.DType = c.dtype
+	} else if w.DType != "" {
+		w.DType = array.Writable(w.DType)
 	}
 	return w
 }

@@ -140,6 +140,7 @@ image was removed too, a smaller one that noise was left in.`,
 	f.StringVar(&noisyPath, "noisy", "", "with --noref: the noisy cube the inputs were denoised from; report what each removed (its σ and its correlation with the output: near the noise σ and 0 when only noise was removed)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
 	cf.register(f, false)
+	cf.registerMemory(f)
 	c.MarkFlagsMutuallyExclusive("csv", "json")
 	c.MarkFlagsMutuallyExclusive("ref", "noref")
 	return c

@@ -153,6 +153,7 @@ clip the values to [0, 255] (a warning says how many).`,
 	f.Uint64Var(&spec.Seed, "seed", 1, "seed of the noise generator")
 	f.BoolVar(&force, "force", false, "overwrite an existing output")
 	cf.register(f, true)
+	cf.registerMemory(f)
 	return c
 }
 

@@ -64,6 +64,7 @@ func TestScripts(t *testing.T) {
 			"pngband":   cmdPNGBand,
 			"unhex":     cmdUnhex,
 			"storecube": cmdStoreCube,
+			"sparse":    cmdSparse,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -180,19 +181,38 @@ func cmdUnhex(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
 }
 
-// cmdStoreCube stores a cube in other units: `storecube SRC DST SCALE`
-// reads SRC and writes it to DST (a .npy or .mat) as float32 values
-// divided by SCALE, so that `storecube $CROP c.npy 255` makes the crop a
-// reflectance array in [0, 1], which no tdsc command writes from a band
-// stack.
+// cmdStoreCube stores a cube in other units: `storecube SRC DST SCALE
+// [AXES]` reads SRC and writes it to DST (a .npy or .mat) as float32
+// values divided by SCALE, its dimensions in the order AXES (default HWB),
+// so that `storecube $CROP c.npy 255` makes the crop a reflectance array
+// in [0, 1], which no tdsc command writes from a band stack.
 func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: storecube SRC DST SCALE")
+	if neg || len(args) != 3 && len(args) != 4 {
+		ts.Fatalf("usage: storecube SRC DST SCALE [AXES]")
 	}
 	scale, err := strconv.ParseFloat(args[2], 64)
 	ts.Check(err)
 	c, err := formats.Open(ts.MkAbs(args[0]))
 	ts.Check(err)
-	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{Scale: scale})
+	axes := ""
+	if len(args) == 4 {
+		axes = args[3]
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{Scale: scale, Axes: axes})
 	ts.Check(err)
+}
+
+// cmdSparse makes a sparse file: `sparse FILE BYTES` creates FILE of BYTES
+// bytes, all zero, without writing them (a cube larger than memory costs
+// no disk).
+func cmdSparse(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sparse FILE BYTES")
+	}
+	n, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(f.Truncate(n))
+	ts.Check(f.Close())
 }

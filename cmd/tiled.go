@@ -41,19 +41,31 @@ const fixedMemory = 128 << 20
 // in strips, when σ is not given.
 const sigmaWindowLines = 512
 
-// budget returns --max-memory in bytes: a whole number of bytes with an
+// budget returns --max-memory in bytes (see memoryBudget).
+func (t *tileFlags) budget() (int64, error) { return memoryBudget(t.maxMemory) }
+
+// memoryBudget is the one rule of the memory budget of every command:
+// maxMemory (--max-memory) in bytes, a whole number of bytes with an
 // optional unit K, M, G or T (powers of 1024; KiB, MB and the like are
-// read the same), or by default half of the machine's RAM.
-func (t *tileFlags) budget() (int64, error) {
-	if t.maxMemory == "" {
-		if total, ok := totalMemory(); ok {
+// read the same), or, when it is empty, half of the machine's RAM
+// (fallbackMemory where that is not known). A budget larger than the
+// machine's RAM is an error: a cube that fits it would not fit the
+// machine, and Go's allocator would end the run with a crash rather than
+// an error.
+func memoryBudget(maxMemory string) (int64, error) {
+	total, known := totalMemory()
+	if maxMemory == "" {
+		if known {
 			return int64(defaultMemoryFraction * float64(total)), nil
 		}
 		return fallbackMemory, nil
 	}
-	n, err := parseBytes(t.maxMemory)
+	n, err := parseBytes(maxMemory)
 	if err != nil {
 		return 0, fmt.Errorf("--max-memory: %v", err)
+	}
+	if known && n > total {
+		return 0, fmt.Errorf("--max-memory: %s is more than the machine's RAM (%s)", maxMemory, tile.FormatBytes(total))
 	}
 	return n, nil
 }
@@ -97,7 +109,7 @@ type stripRun struct {
 // of the output or the dictionary file.
 func (r *stripRun) run(ctx context.Context) error {
 	start := time.Now()
-	ro, err := r.cf.readOptions()
+	ro, err := r.cf.readOptionsFor(r.input)
 	if err != nil {
 		return err
 	}
@@ -199,7 +211,7 @@ func (r *stripRun) resolveSigma(in tile.Reader) (float64, error) {
 }
 
 // decide reports whether the run goes strip by strip, and the budget in
-// bytes: strips when --tile is given, or when the input is a cube in a
+// bytes, which it gives cf for the cubes read whole: strips when --tile is given, or when the input is a cube in a
 // format that reads windows of lines whose whole-cube run would need more
 // than the budget (the method's BytesPerVoxel per voxel, and fixedMemory).
 // Strips need an input and an output in formats that read and write
@@ -214,6 +226,7 @@ func (t *tileFlags) decide(input, out string, cf *cubeFlags, spec denoise.Spec, 
 	if err != nil {
 		return false, 0, err
 	}
+	cf.maxMemory = t.maxMemory // a whole-cube run reads the cube within the same budget
 	if _, err := formats.ForRead(input); err != nil {
 		return false, 0, err // missing, or of no format
 	}
@@ -238,7 +251,7 @@ func (t *tileFlags) decide(input, out string, cf *cubeFlags, spec denoise.Spec, 
 	if readErr != nil {
 		return false, budget, nil // its size is known only once it is read
 	}
-	ro, err := cf.readOptions()
+	ro, err := cf.readOptionsFor(input)
 	if err != nil {
 		return false, 0, err
 	}

@@ -97,6 +97,7 @@ slices side by side, contrast-normalised per atom).`,
 	}
 	settings = registerSettings(c, decls)
 	cf.register(f, false)
+	cf.registerMemory(f)
 	return c
 }
 

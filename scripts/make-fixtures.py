@@ -46,6 +46,7 @@ VALUES = {
     "u16": F * 700,  # full-range 16-bit counts: scale 255/65535
     "i16": F - 40,  # int16 with negative values: scale 1
     "counts12": F * 40,  # 12-bit counts as float64: auto scale 1 (floats over 2 are taken as they are)
+    "q": F / 128,  # reflectance that float16 holds exactly: automatic scale 255
 }
 
 
@@ -100,9 +101,24 @@ def main():
     # PyTorch stores images as (bands, height, width).
     save_npy(out, "refl_f4_bhw.npy", VALUES["refl"], "<f4", axes="BHW")
     save_npy(out, "refl_f4_wbh_f.npy", VALUES["refl"], "<f4", order="F", axes="WBH")
-    # Not cubes: a 2-D image and a 4-D array.
+    # The other integer types and float16: 16-bit counts in the wide
+    # integers (PIL gives 16-bit PNGs as int32, NumPy's integer default is
+    # int64), so the automatic scale is 255/65535 whatever the width.
+    save_npy(out, "i8_c.npy", VALUES["u8"], "|i1")
+    save_npy(out, "i32_c.npy", VALUES["u16"], "<i4")
+    save_npy(out, "i64_c.npy", VALUES["u16"], "<i8")
+    save_npy(out, "u32_be_c.npy", VALUES["u16"], ">u4")
+    save_npy(out, "u64_f.npy", VALUES["u16"], "<u8", order="F")
+    save_npy(out, "q_f2_c.npy", VALUES["q"], "<f2")
+    save_npy(out, "q_f2_be_f.npy", VALUES["q"], ">f2", order="F")
+    # Singleton dimensions, dropped on reading: (1, H, W, B) and (H, W, B, 1).
+    np.save(os.path.join(out, "refl_f4_1hwb.npy"), VALUES["refl"].astype("<f4")[None])
+    np.save(os.path.join(out, "u16_hwb1_f.npy"), np.asfortranarray(VALUES["u16"].astype("<u2")[..., None]))
+    # Not cubes: a 2-D image, a 4-D array, booleans and complex numbers.
     np.save(os.path.join(out, "plane.npy"), VALUES["u8"][:, :, 0].astype("<f4"))
     np.save(os.path.join(out, "four_d.npy"), np.zeros((2, 2, 2, 2), "<f4"))
+    np.save(os.path.join(out, "bool.npy"), VALUES["u8"] > 40)
+    np.save(os.path.join(out, "complex.npy"), (VALUES["refl"] + 1j).astype("<c8"))
 
     # Level-5 MAT-files through SciPy, uncompressed (v6) and compressed (v7).
     cube = {"cube": VALUES["refl"], "wavelengths": WAVELENGTHS}
@@ -126,6 +142,19 @@ def main():
         {"first": VALUES["refl"], "second": VALUES["u16"].astype(np.uint16), "plane": VALUES["u8"][:, :, 0]},
     )
     scipy.io.savemat(os.path.join(out, "plane.mat"), {"plane": VALUES["u8"][:, :, 0]})
+    # Every integer class, and a cube with a leading singleton dimension.
+    scipy.io.savemat(
+        os.path.join(out, "types_v7z.mat"),
+        {
+            "c_int8": VALUES["u8"].astype(np.int8),
+            "c_int32": VALUES["u16"].astype(np.int32),
+            "c_int64": VALUES["u16"].astype(np.int64),
+            "c_uint32": VALUES["u16"].astype(np.uint32),
+            "c_uint64": VALUES["u16"].astype(np.uint64),
+            "c_1hwb": VALUES["refl"][None],
+        },
+        do_compression=True,
+    )
 
     # Big-endian, with a double array stored as uint8 the way MATLAB saves
     # whole-numbered doubles, and a uint16 one stored as it is.
@@ -190,22 +219,59 @@ def main():
         f["cube"].attrs["MATLAB_class"] = np.bytes_("uint8")
     with v73("v73_noattr.mat") as f:  # written by h5py without MATLAB's attributes
         f.create_dataset("cube", data=np.ascontiguousarray(VALUES["u16"].astype("<u2").transpose(2, 1, 0)), track_times=False)
-    for name in ["refl_v73.mat", "v73_chunked.mat", "v73_two.mat", "v73_latest.mat", "v73_latest_chunked.mat", "v73_compact.mat", "v73_noattr.mat"]:
+    with v73("v73_types.mat") as f:  # the other classes, and a singleton dimension
+        matlab(f, "c_int8", VALUES["u8"].astype(np.int8), "int8")
+        matlab(f, "c_int32", VALUES["u16"].astype(np.int32), "int32")
+        matlab(f, "c_int64", VALUES["u16"].astype(np.int64), "int64")
+        matlab(f, "c_uint32", VALUES["u16"].astype(np.uint32), "uint32")
+        matlab(f, "c_uint64", VALUES["u16"].astype(np.uint64), "uint64", chunks=(2, 3, 3), compression="gzip")
+        matlab(f, "c_1hwb", VALUES["refl"][None], "double")
+    for name in ["refl_v73.mat", "v73_chunked.mat", "v73_two.mat", "v73_latest.mat", "v73_latest_chunked.mat", "v73_compact.mat", "v73_noattr.mat", "v73_types.mat"]:
         with open(os.path.join(out, name), "r+b") as f:
             text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: fixture HDF5 schema 1.00 ."
             f.write(text + b" " * (116 - len(text)) + b"\0" * 8 + struct.pack("<H", 0x0200) + b"IM")
         with h5py.File(os.path.join(out, name), "r") as f:  # still valid HDF5
-            assert "cube" in f or "u16" in f or "first" in f
+            assert "cube" in f or "u16" in f or "first" in f or "c_int8" in f
+
+    # HDF5 files as h5py writes them, without MATLAB's header block or
+    # attributes, named .mat: a cube as h5py shows it (B, W, H), and one
+    # file of every element type h5py stores without a MATLAB class,
+    # booleans and complex numbers included.
+    def h5py_plain(name, libver="earliest"):
+        fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+        fcpl.set_obj_track_times(False)
+        fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+        low = h5py.h5f.LIBVER_LATEST if libver == "latest" else h5py.h5f.LIBVER_EARLIEST
+        fapl.set_libver_bounds(low, h5py.h5f.LIBVER_LATEST)
+        return h5py.File(h5py.h5f.create(os.path.join(out, name).encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl))
+
+    bwh = lambda v: np.ascontiguousarray(np.asarray(v).transpose(tuple(range(np.ndim(v)))[::-1]))
+    with h5py_plain("h5py_plain.mat") as f:
+        f.create_dataset("cube", data=bwh(VALUES["refl"].astype("<f4")), track_times=False)
+    with h5py_plain("h5py_latest.mat", libver="latest") as f:
+        f.create_dataset("cube", data=bwh(VALUES["u16"].astype("<i8")), track_times=False)
+    with h5py_plain("h5py_types.mat") as f:
+        f.create_dataset("f16", data=bwh(VALUES["q"].astype("<f2")), track_times=False)
+        f.create_dataset("f16_be", data=bwh(VALUES["q"].astype(">f2")), track_times=False, chunks=(3, 5, 2), compression="gzip", shuffle=True)
+        f.create_dataset("i32", data=bwh(VALUES["u16"].astype("<i4")), track_times=False)
+        f.create_dataset("u64", data=bwh(VALUES["u16"].astype(">u8")), track_times=False)
+        f.create_dataset("hwb1", data=bwh(VALUES["u8"].astype("<u1")[..., None]), track_times=False)
+        f.create_dataset("mask", data=bwh(VALUES["u8"] > 40), track_times=False)
+        f.create_dataset("z", data=bwh(VALUES["refl"] + 1j), track_times=False)
+    for name in ["h5py_plain.mat", "h5py_latest.mat", "h5py_types.mat"]:
+        with h5py.File(os.path.join(out, name), "r") as f:
+            assert f.userblock_size == 0, name
 
     # SciPy puts the date in the header text: fix it, so the files are the
     # same every run.
-    for name in ["refl_v5.mat", "refl_v7z.mat", "classes_v7z.mat", "two_cubes.mat", "plane.mat"]:
+    for name in ["refl_v5.mat", "refl_v7z.mat", "classes_v7z.mat", "two_cubes.mat", "plane.mat", "types_v7z.mat"]:
         with open(os.path.join(out, name), "r+b") as f:
             text = b"MATLAB 5.0 MAT-file Platform: posix, Created by scipy.io.savemat for the fixtures"
             f.write(text + b" " * (116 - len(text)))
 
     # Sanity: every SciPy file reads back with the values written.
     assert np.array_equal(scipy.io.loadmat(os.path.join(out, "refl_v7z.mat"))["cube"], VALUES["refl"])
+    assert scipy.io.loadmat(os.path.join(out, "types_v7z.mat"))["c_1hwb"].shape == (1, H, W, B)
     print("wrote fixtures to", out)
 
 

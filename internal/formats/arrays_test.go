@@ -30,6 +30,7 @@ var fixtureValues = map[string]func(h, w, b int) float64{
 	"u16":      func(h, w, b int) float64 { return fixtureF(h, w, b) * 700 },
 	"i16":      func(h, w, b int) float64 { return fixtureF(h, w, b) - 40 },
 	"counts12": func(h, w, b int) float64 { return fixtureF(h, w, b) * 40 },
+	"q":        func(h, w, b int) float64 { return fixtureF(h, w, b) / 128 },
 }
 
 func TestReadArrayFixtures(t *testing.T) {
@@ -69,6 +70,38 @@ func TestReadArrayFixtures(t *testing.T) {
 		{file: "v73_latest.mat", values: "refl", dtype: "float32", variable: "cube", scale: 255, float32: true},
 		{file: "v73_compact.mat", values: "u8", dtype: "uint8", variable: "cube", scale: 1},
 		{file: "v73_noattr.mat", values: "u16", dtype: "uint16", variable: "cube", scale: 255.0 / 65535},
+		// Every other numeric type; 16-bit counts in the wide integers.
+		{file: "i8_c.npy", values: "u8", dtype: "int8", scale: 1},
+		{file: "i32_c.npy", values: "u16", dtype: "int32", scale: 255.0 / 65535},
+		{file: "i64_c.npy", values: "u16", dtype: "int64", scale: 255.0 / 65535},
+		{file: "u32_be_c.npy", values: "u16", dtype: "uint32", scale: 255.0 / 65535},
+		{file: "u64_f.npy", values: "u16", dtype: "uint64", scale: 255.0 / 65535},
+		{file: "q_f2_c.npy", values: "q", dtype: "float16", scale: 255},
+		{file: "q_f2_be_f.npy", values: "q", dtype: "float16", scale: 255},
+		{file: "types_v7z.mat:c_int8", values: "u8", dtype: "int8", variable: "c_int8", scale: 1},
+		{file: "types_v7z.mat:c_int32", values: "u16", dtype: "int32", variable: "c_int32", scale: 255.0 / 65535},
+		{file: "types_v7z.mat:c_int64", values: "u16", dtype: "int64", variable: "c_int64", scale: 255.0 / 65535},
+		{file: "types_v7z.mat:c_uint32", values: "u16", dtype: "uint32", variable: "c_uint32", scale: 255.0 / 65535},
+		{file: "types_v7z.mat:c_uint64", values: "u16", dtype: "uint64", variable: "c_uint64", scale: 255.0 / 65535},
+		{file: "classes_v7z.mat:c_int32", values: "u8", dtype: "int32", variable: "c_int32", scale: 1},
+		{file: "v73_types.mat:c_int8", values: "u8", dtype: "int8", variable: "c_int8", scale: 1},
+		{file: "v73_types.mat:c_int32", values: "u16", dtype: "int32", variable: "c_int32", scale: 255.0 / 65535},
+		{file: "v73_types.mat:c_int64", values: "u16", dtype: "int64", variable: "c_int64", scale: 255.0 / 65535},
+		{file: "v73_types.mat:c_uint32", values: "u16", dtype: "uint32", variable: "c_uint32", scale: 255.0 / 65535},
+		{file: "v73_types.mat:c_uint64", values: "u16", dtype: "uint64", variable: "c_uint64", scale: 255.0 / 65535},
+		// HDF5 as h5py writes it: no MATLAB header block, no attributes.
+		{file: "h5py_plain.mat", values: "refl", dtype: "float32", variable: "cube", scale: 255, float32: true},
+		{file: "h5py_latest.mat", values: "u16", dtype: "int64", variable: "cube", scale: 255.0 / 65535},
+		{file: "h5py_types.mat:f16", values: "q", dtype: "float16", variable: "f16", scale: 255},
+		{file: "h5py_types.mat:f16_be", values: "q", dtype: "float16", variable: "f16_be", scale: 255},
+		{file: "h5py_types.mat:i32", values: "u16", dtype: "int32", variable: "i32", scale: 255.0 / 65535},
+		{file: "h5py_types.mat:u64", values: "u16", dtype: "uint64", variable: "u64", scale: 255.0 / 65535},
+		// Singleton dimensions dropped: (1, H, W, B) and (H, W, B, 1).
+		{file: "refl_f4_1hwb.npy", values: "refl", dtype: "float32", scale: 255, float32: true},
+		{file: "u16_hwb1_f.npy", values: "u16", dtype: "uint16", scale: 255.0 / 65535},
+		{file: "types_v7z.mat:c_1hwb", values: "refl", dtype: "float64", variable: "c_1hwb", scale: 255},
+		{file: "v73_types.mat:c_1hwb", values: "refl", dtype: "float64", variable: "c_1hwb", scale: 255},
+		{file: "h5py_types.mat:hwb1", values: "u8", dtype: "uint8", variable: "hwb1", scale: 1},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			// Stored values, scale 1.
@@ -163,6 +196,12 @@ func TestArrayRoundTrip(t *testing.T) {
 							stored = math.Max(0, math.Min(65535, math.Round(stored)))
 						case "int16":
 							stored = math.Max(-32768, math.Min(32767, math.Round(stored)))
+						case "int8":
+							stored = math.Max(-128, math.Min(127, math.Round(stored)))
+						case "int32":
+							stored = math.Max(math.MinInt32, math.Min(math.MaxInt32, math.Round(stored)))
+						case "uint32":
+							stored = math.Max(0, math.Min(math.MaxUint32, math.Round(stored)))
 						}
 						want.Data[i] = stored * s
 					}
@@ -403,27 +442,32 @@ func TestReadArrayErrors(t *testing.T) {
 		want string
 	}{
 		{fixture("plane.npy"), msi.ReadOptions{}, "2-D (shape (4, 5))"},
+		{fixture("plane.npy"), msi.ReadOptions{}, "a single band needs a third axis of length 1"},
 		{fixture("four_d.npy"), msi.ReadOptions{}, "4-D"},
+		{fixture("bool.npy"), msi.ReadOptions{}, `element type "|b1" is bool`},
+		{fixture("complex.npy"), msi.ReadOptions{}, `element type "<c8" is complex (complex64): a cube must be real`},
 		{write("magic.npy", []byte("NUMPY\x01\x00xxxxxxxxxxxxxxxxxx")), msi.ReadOptions{}, "not a .npy file"},
 		{write("empty.npy", nil), msi.ReadOptions{}, "empty file"},
-		{write("descr.npy", badDescr), msi.ReadOptions{}, `unsupported element type "<c8"`},
+		{write("descr.npy", badDescr), msi.ReadOptions{}, `element type "<c8" is complex`},
 		{write("version.npy", badVersion), msi.ReadOptions{}, "version 9.0"},
 		{write("extra.npy", extra), msi.ReadOptions{}, "1 bytes after the data"},
 		{write("nan.npy", npyNaN), msi.ReadOptions{}, "value NaN at band 2, line 3, sample 4"},
 		{write("inf.mat", matNaN), msi.ReadOptions{}, "value +Inf at band 0, line 1, sample 1"},
 		{fixture("plane.mat"), msi.ReadOptions{}, "no 3-D numeric variable to take as the cube (it holds plane (4×5 double))"},
-		{fixture("plane.mat:plane"), msi.ReadOptions{}, "variable plane is 2-D (4×5)"},
+		{fixture("plane.mat:plane"), msi.ReadOptions{}, "variable plane is 2-D (4×5); a cube needs 3 dimensions (HWB): a single band needs a third axis of length 1"},
 		{fixture("two_cubes.mat"), msi.ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 uint16): say which with"},
 		{fixture("two_cubes.mat:third"), msi.ReadOptions{}, `no variable "third" (it holds first (4×5×3 double), second (4×5×3 uint16), plane (4×5 double))`},
 		{fixture("classes_v7z.mat"), msi.ReadOptions{}, "6 3-D variables"},
-		{fixture("classes_v7z.mat:c_int32"), msi.ReadOptions{}, "class int32 (4×5×3), which is not supported"},
-		{fixture("classes_v7z.mat:c_complex"), msi.ReadOptions{}, "c_complex is complex"},
-		{fixture("classes_v7z.mat:c_logical"), msi.ReadOptions{}, "class logical"},
+		{fixture("classes_v7z.mat:c_complex"), msi.ReadOptions{}, "variable c_complex is complex (4×5×3); a cube must be real"},
+		{fixture("classes_v7z.mat:c_logical"), msi.ReadOptions{}, "variable c_logical is logical (4×5×3), true/false rather than numbers"},
+		{fixture("h5py_types.mat:mask"), msi.ReadOptions{}, "variable mask is logical (4×5×3)"},
+		{fixture("h5py_types.mat:z"), msi.ReadOptions{}, "variable z is complex (4×5×3)"},
+		{fixture("h5py_types.mat"), msi.ReadOptions{}, "5 3-D variables, f16 (4×5×3 half), f16_be (4×5×3 half), hwb1 (4×5×3×1 uint8), i32 (4×5×3 int32), u64 (4×5×3 uint64)"},
 		{fixture("classes_v7z.mat:note"), msi.ReadOptions{}, "class char"},
 		{fixture("v73_latest_chunked.mat"), msi.ReadOptions{}, "variable cube: chunked data with an HDF5 1.10 chunk index (data layout version 4) is not supported; re-saving the file as v7"},
 		{fixture("v73_two.mat"), msi.ReadOptions{}, "2 3-D variables, first (4×5×3 double), second (4×5×3 int16)"},
 		{fixture("v73_chunked.mat:note"), msi.ReadOptions{}, "class char (1×10)"},
-		{fixture("v73_chunked.mat:mask"), msi.ReadOptions{}, "class logical (4×5×3)"},
+		{fixture("v73_chunked.mat:mask"), msi.ReadOptions{}, "variable mask is logical (4×5×3)"},
 		{fixture("v73_chunked.mat:meta"), msi.ReadOptions{}, "class struct (1×1)"},
 		{fixture("v73_chunked.mat:nothing"), msi.ReadOptions{}, `no variable "nothing" (it holds mask (4×5×3 logical), meta (1×1 struct), note (1×10 char), u16 (4×5×3 uint16))`},
 		{write("magic.mat", []byte(strings.Repeat("x", 200))), msi.ReadOptions{}, "not a MAT-file"},

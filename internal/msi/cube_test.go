@@ -1,6 +1,8 @@
 package msi
 
 import (
+	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -109,5 +111,31 @@ func TestPresent(t *testing.T) {
 	m.Wavelengths, m.BandNames, m.Description, m.HasNoData = []float64{1}, []string{"a"}, "x", true
 	if got := m.Present(^CarriesBandNames); !slices.Equal(got, []string{"wavelengths", "description", "no-data value"}) {
 		t.Errorf("got %v", got)
+	}
+}
+
+func TestCheckFits(t *testing.T) {
+	// 2×3×4 values of 8 bytes and 100 stored bytes: 292 bytes.
+	if err := CheckFits("c.hdr", 2, 3, 4, 100, 292); err != nil {
+		t.Fatalf("at the budget: %v", err)
+	}
+	if err := CheckFits("c.hdr", 100000, 100000, 10, 1e11, 0); err != nil {
+		t.Fatalf("no budget: %v", err)
+	}
+	err := CheckFits("c.hdr", 2, 3, 4, 100, 291)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Need != 292 || tl.Budget != 291 || tl.Height != 2 || tl.Width != 3 || tl.Bands != 4 {
+		t.Fatalf("over the budget: %#v", err)
+	}
+	if want := "c.hdr: the 2×3×4 cube needs 292 B to read whole"; !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("%q, want it to start %q", err, want)
+	}
+	// No overflow for a cube far beyond memory.
+	err = CheckFits("big.hdr", 1<<40, 1<<40, 1<<20, 0, 1<<30)
+	if !errors.As(err, &tl) || tl.Need != math.MaxInt64 || !strings.Contains(err.Error(), "budget of 1.0 GiB") {
+		t.Fatalf("huge cube: %v", err)
+	}
+	if err := CheckFits("x.mat", 0, 0, 0, 2048, 1024); err == nil || !strings.HasPrefix(err.Error(), "x.mat: reading it whole needs 2.0 KiB") {
+		t.Fatalf("file alone: %v", err)
 	}
 }

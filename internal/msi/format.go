@@ -162,6 +162,62 @@ type ReadOptions struct {
 	// largest value for array files). A format that does not take a
 	// scale refuses any other. A value other than 0 must be positive.
 	Scale float64
+	// Budget is the memory in bytes that Open may use for the cube; 0
+	// means no limit. Open refuses a cube that would need more (see
+	// CheckFits) with a *TooLargeError, before allocating for it.
+	// Windows of lines are not bound by it.
+	Budget int64
+}
+
+// TooLargeError reports a cube that reading whole would need more memory
+// for than the budget allows.
+type TooLargeError struct {
+	Path                 string
+	Height, Width, Bands int
+	Need, Budget         int64 // bytes
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Height == 0 {
+		return fmt.Sprintf("%s: reading it whole needs %s, more than the memory budget of %s", e.Path, FormatBytes(e.Need), FormatBytes(e.Budget))
+	}
+	return fmt.Sprintf("%s: the %d×%d×%d cube needs %s to read whole (8 bytes a value, and the file's bytes as read), more than the memory budget of %s",
+		e.Path, e.Height, e.Width, e.Bands, FormatBytes(e.Need), FormatBytes(e.Budget))
+}
+
+// CheckFits returns a *TooLargeError for path when reading a
+// height×width×bands cube whole, from stored bytes of the file read at
+// once, needs more than budget bytes (0: no limit): 8 bytes for every
+// value of the cube, which is held as float64, and the stored bytes. A
+// size of 0×0×0 checks the stored bytes alone, for a file read before the
+// size of its cube is known.
+// Every format's Open calls it once it knows the cube's size, before
+// allocating for it.
+func CheckFits(path string, height, width, bands int, stored, budget int64) error {
+	need := 8*float64(height)*float64(width)*float64(bands) + float64(stored)
+	if budget <= 0 || need <= float64(budget) {
+		return nil
+	}
+	e := &TooLargeError{Path: path, Height: height, Width: width, Bands: bands, Need: math.MaxInt64, Budget: budget}
+	if need < math.MaxInt64 { // float64(MaxInt64) is 2⁶³, which int64 does not hold
+		e.Need = int64(need)
+	}
+	return e
+}
+
+// FormatBytes writes n bytes in binary units (KiB, MiB, GiB) with one
+// decimal.
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
 }
 
 // CheckScale returns an *option.Error for field "scale" unless s is 0 (automatic) or a positive

@@ -127,15 +127,4 @@ func LinesFor(budget int64, width, bands int, perVoxel float64, g Geometry) (int
 
 // FormatBytes writes n bytes in binary units (KiB, MiB, GiB) with one
 // decimal.
-func FormatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, u := float64(n), 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	if u == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", v, units[u])
-}
+func FormatBytes(n int64) string { return msi.FormatBytes(n) }

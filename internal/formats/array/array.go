@@ -44,18 +44,70 @@ type Type struct {
 	lo, hi float64
 }
 
-// The element types that the array formats read and write.
+// The element types that the array formats read: every real numeric type
+// NumPy and MATLAB write (float16 only NumPy, .npy or HDF5 through h5py).
+// Booleans (MATLAB's logical) and complex numbers are not among them.
 var (
+	Float16 = Type{Name: "float16", Size: 2, Float: true}
 	Float32 = Type{Name: "float32", Size: 4, Float: true}
 	Float64 = Type{Name: "float64", Size: 8, Float: true}
+	Int8    = Type{Name: "int8", Size: 1, lo: math.MinInt8, hi: math.MaxInt8}
 	Uint8   = Type{Name: "uint8", Size: 1, lo: 0, hi: math.MaxUint8}
-	Uint16  = Type{Name: "uint16", Size: 2, lo: 0, hi: math.MaxUint16}
 	Int16   = Type{Name: "int16", Size: 2, lo: math.MinInt16, hi: math.MaxInt16}
+	Uint16  = Type{Name: "uint16", Size: 2, lo: 0, hi: math.MaxUint16}
+	Int32   = Type{Name: "int32", Size: 4, lo: math.MinInt32, hi: math.MaxInt32}
+	Uint32  = Type{Name: "uint32", Size: 4, lo: 0, hi: math.MaxUint32}
+	Int64   = Type{Name: "int64", Size: 8}
+	Uint64  = Type{Name: "uint64", Size: 8}
 )
 
+// readTypes lists every type that can be read, by kind ('f', 'i', 'u')
+// and size.
+var readTypes = map[[2]int]Type{
+	{'f', 2}: Float16, {'f', 4}: Float32, {'f', 8}: Float64,
+	{'i', 1}: Int8, {'i', 2}: Int16, {'i', 4}: Int32, {'i', 8}: Int64,
+	{'u', 1}: Uint8, {'u', 2}: Uint16, {'u', 4}: Uint32, {'u', 8}: Uint64,
+}
+
+// TypeOf returns the element type of kind 'f' (float), 'i' (signed) or
+// 'u' (unsigned integer) of size bytes, and whether it is one that is read.
+func TypeOf(kind byte, size int) (Type, bool) {
+	t, ok := readTypes[[2]int{int(kind), size}]
+	return t, ok
+}
+
+// ReadType returns the type that is read whose Name is name, and whether
+// there is one.
+func ReadType(name string) (Type, bool) {
+	for _, t := range readTypes {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Type{}, false
+}
+
+// ReadTypes lists the names of the types that are read, for messages.
+const ReadTypes = "float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64"
+
 // DTypes lists the element types that array output can have, in NumPy's
-// spelling (MATLAB's single and double are float32 and float64).
-var DTypes = []string{"float32", "float64", "uint16", "uint8", "int16"}
+// spelling (MATLAB's single and double are float32 and float64). float16,
+// int64 and uint64 are read but not written: see Writable.
+var DTypes = []string{"float32", "float64", "uint16", "uint8", "int16", "int8", "int32", "uint32"}
+
+// Writable returns the DTypes name to store values read as type name in:
+// name itself when it is one, else the smallest written type that holds
+// every value of name exactly or, for 64-bit integers, as nearly as a
+// float64 does (float16: float32; int64, uint64: float64).
+func Writable(name string) string {
+	switch name {
+	case "float16":
+		return "float32"
+	case "int64", "uint64":
+		return "float64"
+	}
+	return name
+}
 
 // TypeNamed returns the element type of a DTypes name ("" means float32;
 // MATLAB's "single" and "double" are accepted too), or an *option.Error
@@ -72,8 +124,31 @@ func TypeNamed(name string) (Type, error) {
 		return Uint16, nil
 	case "int16":
 		return Int16, nil
+	case "int8":
+		return Int8, nil
+	case "int32":
+		return Int32, nil
+	case "uint32":
+		return Uint32, nil
 	}
 	return Type{}, option.Errorf("dtype", name, "element type %q is not one of %s", name, strings.Join(DTypes, ", "))
+}
+
+// Squeeze returns the dimensions of a stored array with the dimensions of
+// length 1 that lead or trail a shape of more than three dropped, leading
+// ones first, until three are left: (1, 31, 512, 512) and (512, 512, 31, 1)
+// are 3-D cubes. Dropping a dimension of length 1 changes neither the
+// number nor the order of the values, in C or Fortran order. A shape of
+// three dimensions or fewer is returned as it is, as is one whose extra
+// dimensions are longer than 1 or in the middle.
+func Squeeze(dims []int) []int {
+	for len(dims) > 3 && dims[0] == 1 {
+		dims = dims[1:]
+	}
+	for len(dims) > 3 && dims[len(dims)-1] == 1 {
+		dims = dims[:len(dims)-1]
+	}
+	return dims
 }
 
 // Layout says where a stored 3-D array's values are: the cube's size and
@@ -132,6 +207,8 @@ type DecodeFunc func(b []byte) float64
 // if there is none.
 func Decoder(kind byte, size int, order binary.ByteOrder) DecodeFunc {
 	switch {
+	case kind == 'f' && size == 2:
+		return func(b []byte) float64 { return Float16Value(order.Uint16(b)) }
 	case kind == 'f' && size == 4:
 		return func(b []byte) float64 { return float64(math.Float32frombits(order.Uint32(b))) }
 	case kind == 'f' && size == 8:
@@ -154,6 +231,28 @@ func Decoder(kind byte, size int, order binary.ByteOrder) DecodeFunc {
 		return func(b []byte) float64 { return float64(int64(order.Uint64(b))) }
 	}
 	return nil
+}
+
+// Float16Value returns the value of an IEEE 754 half-precision number
+// (NumPy's float16): 1 sign bit, 5 exponent bits biased by 15 and 10
+// fraction bits; exponent 0 holds the subnormals (fraction × 2⁻²⁴) and
+// exponent 31 infinity (fraction 0) and NaN.
+func Float16Value(bits uint16) float64 {
+	sign := 1.0
+	if bits&0x8000 != 0 {
+		sign = -1
+	}
+	exp, frac := int(bits>>10&0x1f), float64(bits&0x3ff)
+	switch exp {
+	case 0:
+		return sign * math.Ldexp(frac, -24)
+	case 0x1f:
+		if frac != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	}
+	return sign * math.Ldexp(1024+frac, exp-25)
 }
 
 // Decode copies the values of raw, laid out as l with size bytes per
@@ -186,7 +285,8 @@ func Decode(raw []byte, l Layout, size int, float bool, value DecodeFunc, firstL
 // type had to clip to its range (after rounding to the nearest whole
 // number, halves away from zero). firstLine is c's first line in the
 // whole array, for error messages. A NaN or infinite value, or one too
-// large for float32, is an error naming its place.
+// large for float32, is an error naming its place. t is one of the
+// types of DTypes.
 func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int) ([]byte, int, error) {
 	out := make([]byte, len(c.Data)*t.Size)
 	clipped := 0
@@ -217,9 +317,11 @@ func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int) ([]byte
 					}
 					switch t.Size {
 					case 1:
-						dst[0] = byte(r)
+						dst[0] = byte(int64(r))
 					case 2:
 						binary.LittleEndian.PutUint16(dst, uint16(int64(r)))
+					case 4:
+						binary.LittleEndian.PutUint32(dst, uint32(int64(r)))
 					}
 				}
 			}
@@ -229,30 +331,35 @@ func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int) ([]byte
 }
 
 // AutoScale returns the factor that brings stored values of element type
-// dtype (a DTypes name) whose largest value is maxValue to the working
-// [0, 255] scale (working = stored × factor):
+// dtype (a type name, as Type.Name) whose largest value is maxValue to the
+// working [0, 255] scale (working = stored × factor). This is the one
+// rule of the automatic scale of array files:
 //
-//   - float32 or float64 with maxValue ≤ 2: 255. This is reflectance or
-//     intensity in [0, 1]; the margin keeps noisy data and specular
-//     highlights, which exceed 1 a little, on the same scale as the clean
-//     cube (a cube on the [0, 255] scale whose brightest value is 2 would
-//     be almost black);
-//   - float32 or float64 with a larger maxValue: 1. Float data beyond
-//     [0, 2] is taken to be on the working scale already: that is how tdsc
-//     writes float arrays made from PNG or ENVI inputs, and noisy [0, 255]
-//     data exceeds 255 (raw float counts need an explicit scale);
-//   - an integer type with maxValue ≤ 255 (uint8 always): 1, the values
-//     are taken as they are;
-//   - otherwise the values are taken to be counts of an n-bit sensor,
-//     with n the smallest whole number such that maxValue ≤ 2ⁿ − 1: the
-//     factor is 255/(2ⁿ − 1). So uint16 data from a 12-bit camera (largest
-//     value up to 4095) gets 255/4095, full-range 16-bit data 255/65535.
+//   - a float type (float16, float32, float64) with maxValue ≤ 2: 255.
+//     This is reflectance or intensity in [0, 1]; the margin keeps noisy
+//     data and specular highlights, which exceed 1 a little, on the same
+//     scale as the clean cube (a cube on the [0, 255] scale whose
+//     brightest value is 2 would be almost black);
+//   - a float type with a larger maxValue: 1. Float data beyond [0, 2] is
+//     taken to be on the working scale already: that is how tdsc writes
+//     float arrays made from PNG or ENVI inputs, and noisy [0, 255] data
+//     exceeds 255 (raw float counts need an explicit scale);
+//   - an integer type (int8 to int64, uint8 to uint64) with maxValue ≤
+//     255: 1, the values are taken as they are;
+//   - an integer type with a larger maxValue: the values are taken to be
+//     counts of an n-bit sensor, with n the smallest whole number such
+//     that maxValue ≤ 2ⁿ − 1, whatever the width of the type: the factor
+//     is 255/(2ⁿ − 1). So uint16 data from a 12-bit camera (largest value
+//     up to 4095) gets 255/4095, full-range 16-bit data 255/65535, and so
+//     do the same counts held in int32 (as PIL gives 16-bit PNGs) or
+//     int64 (NumPy's default integer).
 //
 // The rule depends on the largest value only, so a dark 16-bit image (none
 // of its values over 255) is taken as it is; say the scale explicitly for
 // such data.
 func AutoScale(dtype string, maxValue float64) float64 {
-	float := dtype == "float32" || dtype == "float64"
+	t, _ := ReadType(dtype)
+	float := t.Float
 	switch {
 	case float && maxValue <= 2:
 		return 255

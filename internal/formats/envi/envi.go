@@ -67,7 +67,8 @@ func outputPaths(path string) (hdr, img string) {
 
 // Open reads the ENVI cube whose header or data file is path (the other
 // file of the pair is found beside it, see dataPaths), its values
-// multiplied by opts.Scale (0 means 1: values as stored).
+// multiplied by opts.Scale (0 means 1: values as stored). A cube larger
+// than opts.Budget is refused before its data is read.
 func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err := msi.CheckScale(opts.Scale); err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err := msi.Exists(path); err != nil {
 		return nil, err
 	}
-	return read(path, opts.Scale)
+	return read(path, opts.Scale, opts.Budget)
 }
 
 // Write writes c as an ENVI float32 cube (see write); the array options
@@ -406,10 +407,15 @@ func loadENVIHeader(path string) (*enviHeader, string, error) {
 }
 
 // read reads the ENVI cube whose header or data file is path, its values
-// multiplied by scale (0 means 1). NaN or infinite values are an error.
-func read(path string, scale float64) (*msi.Cube, error) {
+// multiplied by scale (0 means 1), unless it needs more than budget bytes
+// (msi.CheckFits; 0: no limit). NaN or infinite values are an error.
+func read(path string, scale float64, budget int64) (*msi.Cube, error) {
 	h, dataPath, err := loadENVIHeader(path)
 	if err != nil {
+		return nil, err
+	}
+	stored := int64(h.headerOffset) + int64(h.samples)*int64(h.lines)*int64(h.bands)*int64(enviBytes(h.dataType))
+	if err := msi.CheckFits(path, h.lines, h.samples, h.bands, stored, budget); err != nil {
 		return nil, err
 	}
 	raw, err := os.ReadFile(dataPath)

@@ -458,7 +458,7 @@ func TestOpenScale(t *testing.T) {
 	dir := t.TempDir()
 	for _, dt := range []int{enviUint8, enviUint16, enviInt16, enviFloat32, enviFloat64} {
 		hdr := synthENVI(t, dir, dt, "bsq", false, 0, 3, 2, 2)
-		want, err := read(hdr, 0)
+		want, err := read(hdr, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

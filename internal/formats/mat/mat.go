@@ -1,15 +1,18 @@
 // Package mat reads and writes cubes as MATLAB MAT-files: level 5 (MATLAB
 // -v6/-v7, scipy.io.savemat; compressed or not, either byte order) for
-// reading and writing, and v7.3 (HDF5, as MATLAB and h5py write it:
-// contiguous, compact, or chunked with deflate, shuffle and fletcher32)
-// for reading. Package matfile under it parses and writes the files; this
+// reading and writing, and v7.3 (HDF5, as MATLAB and h5py write it, with
+// or without MATLAB's 512-byte header block: contiguous, compact, or
+// chunked with deflate, shuffle and fletcher32) for reading. Package matfile under it parses and writes the files; this
 // package maps their variables to cubes.
 //
 // A path is FILE.mat or FILE.mat:VAR. Reading takes variable VAR, or,
 // without it, the file's one 3-D numeric variable (with several, the error
-// lists them with their shapes), of class double, single, uint8, uint16 or
-// int16; a variable named "wavelengths" with one value per band gives the
-// wavelengths (nm). Writing stores the cube as variable VAR, or the name
+// lists them with their shapes), of any numeric class (double, single,
+// int8 to int64, uint8 to uint64, and HDF5's half precision, which h5py
+// writes for NumPy's float16; logical and complex arrays are refused),
+// 3-D once the leading or trailing dimensions of length 1 of a longer
+// array are dropped (array.Squeeze); a variable named "wavelengths" with
+// one value per band gives the wavelengths (nm). Writing stores the cube as variable VAR, or the name
 // of the variable the input was read from (carried in Metadata.Fields), or
 // "cube", and the wavelengths, if known, as a 1×B double variable
 // "wavelengths"; the file is written whole, uncompressed, little-endian
@@ -90,11 +93,20 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err := msi.Exists(file); err != nil {
 		return nil, err
 	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	// The file is read whole before its variables are known: it alone must
+	// fit the budget.
+	if err := msi.CheckFits(file, 0, 0, 0, fi.Size(), opts.Budget); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	c, dtype, v, err := decode(data, variable, axes, file)
+	c, dtype, v, err := decode(data, variable, axes, file, opts.Budget)
 	if err != nil {
 		return nil, err
 	}
@@ -152,19 +164,28 @@ func splitPath(path string) (file, variable string) {
 	return path[:i], path[i+1:]
 }
 
-// matClassType maps the MATLAB classes read as cubes to element types.
+// matClassType maps the MATLAB classes read as cubes to element types:
+// every numeric class (a Half variable, of class single, is float16).
 var matClassType = map[matfile.Class]array.Type{
 	matfile.ClassDouble: array.Float64,
 	matfile.ClassSingle: array.Float32,
+	matfile.ClassInt8:   array.Int8,
 	matfile.ClassUint8:  array.Uint8,
-	matfile.ClassUint16: array.Uint16,
 	matfile.ClassInt16:  array.Int16,
+	matfile.ClassUint16: array.Uint16,
+	matfile.ClassInt32:  array.Int32,
+	matfile.ClassUint32: array.Uint32,
+	matfile.ClassInt64:  array.Int64,
+	matfile.ClassUint64: array.Uint64,
 }
+
+// matClasses lists the classes read, for messages.
+const matClasses = "double, single, int8 to int64, uint8 to uint64, and half-precision HDF5 datasets"
 
 // miKind maps the numeric storage types of a MAT-file to decoder kinds.
 func miKind(t matfile.DataType) byte {
 	switch t {
-	case matfile.MISingle, matfile.MIDouble:
+	case matfile.MIHalf, matfile.MISingle, matfile.MIDouble:
 		return 'f'
 	case matfile.MIUint8, matfile.MIUint16, matfile.MIUint32, matfile.MIUint64:
 		return 'u'
@@ -177,8 +198,11 @@ func miKind(t matfile.DataType) byte {
 // returns the cube, values as stored, its element type's name and the
 // variable's name; name is the file's name for errors. A variable named
 // "wavelengths" (or "wavelength") holding one number per band becomes the
-// cube's Wavelengths; one of another length is ignored.
-func decode(data []byte, variable, axes, name string) (*msi.Cube, string, string, error) {
+// cube's Wavelengths; one of another length is ignored. A cube that would
+// need more than budget bytes (msi.CheckFits, the file's bytes and the
+// variable's values as stored counted; 0: no limit) is refused before its
+// values are read.
+func decode(data []byte, variable, axes, name string, budget int64) (*msi.Cube, string, string, error) {
 	f, err := matfile.Parse(data)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %v", name, err)
@@ -197,7 +221,7 @@ func decode(data []byte, variable, axes, name string) (*msi.Cube, string, string
 	} else {
 		var cubes []*matfile.Var
 		for _, w := range f.Vars {
-			if len(w.Dims) == 3 && w.Class.Numeric() && !w.Complex && !w.Logical {
+			if len(array.Squeeze(w.Dims)) == 3 && w.Class.Numeric() && !w.Complex && !w.Logical {
 				cubes = append(cubes, w)
 			}
 		}
@@ -212,30 +236,38 @@ func decode(data []byte, variable, axes, name string) (*msi.Cube, string, string
 	}
 	where := fmt.Sprintf("%s: variable %s", name, v.Name)
 	t, ok := matClassType[v.Class]
-	class := v.Class.String()
-	if v.Logical {
-		class = "logical"
+	if v.Half {
+		t = array.Float16
 	}
+	dims := array.Squeeze(v.Dims)
 	switch {
 	case v.Complex:
-		return nil, "", "", fmt.Errorf("%s is complex; a cube must be real", where)
-	case !ok || v.Logical:
-		return nil, "", "", fmt.Errorf("%s is of class %s (%s), which is not supported (supported: double, single, uint8, uint16, int16)", where, class, v.Shape())
-	case len(v.Dims) != 3:
-		return nil, "", "", fmt.Errorf("%s is %d-D (%s); a cube needs 3 dimensions (%s)", where, len(v.Dims), v.Shape(), axes)
+		return nil, "", "", fmt.Errorf("%s is complex (%s); a cube must be real", where, v.Shape())
+	case v.Logical:
+		return nil, "", "", fmt.Errorf("%s is logical (%s), true/false rather than numbers: a cube needs a numeric class (%s)", where, v.Shape(), matClasses)
+	case !ok:
+		return nil, "", "", fmt.Errorf("%s is of class %s (%s), which is not supported (supported: %s)", where, v.Class, v.Shape(), matClasses)
+	case len(dims) == 2:
+		return nil, "", "", fmt.Errorf("%s is 2-D (%s); a cube needs 3 dimensions (%s): a single band needs a third axis of length 1 (MATLAB drops a trailing one: store it as 1×H×W, reshape(x, [1 size(x)]), and read it with --axes BHW)", where, v.Shape(), axes)
+	case len(dims) != 3:
+		return nil, "", "", fmt.Errorf("%s is %d-D (%s); a cube needs 3 dimensions (%s) (leading or trailing dimensions of length 1 are dropped)", where, len(v.Dims), v.Shape(), axes)
 	}
 	for _, d := range v.Dims {
 		if d == 0 {
 			return nil, "", "", fmt.Errorf("%s is empty (%s)", where, v.Shape())
 		}
 	}
+	l := array.NewLayout([3]int(dims), axes, true)
+	stored := int64(len(data)) + int64(t.Size)*int64(l.Height)*int64(l.Width)*int64(l.Bands)
+	if err := msi.CheckFits(name, l.Height, l.Width, l.Bands, stored, budget); err != nil {
+		return nil, "", "", err
+	}
 	loaded, err := f.Load(v)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %v", name, err)
 	}
-	size := loaded.Type.Size()
+	size := loaded.Type.ValueSize()
 	kind := miKind(loaded.Type)
-	l := array.NewLayout([3]int(loaded.Dims), axes, true)
 	c, err := array.Decode(loaded.Data, l, size, kind == 'f', array.Decoder(kind, size, f.Order), 0)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %v", where, err)
@@ -256,7 +288,7 @@ func matWavelengths(f *matfile.File, n int) []float64 {
 			if err != nil {
 				return nil
 			}
-			size := loaded.Type.Size()
+			size := loaded.Type.ValueSize()
 			value := array.Decoder(miKind(loaded.Type), size, f.Order)
 			wl := make([]float64, n)
 			for i := range wl {
@@ -287,9 +319,12 @@ func listVars(vars []*matfile.Var) string {
 var classOf = map[array.Type]matfile.Class{
 	array.Float64: matfile.ClassDouble,
 	array.Float32: matfile.ClassSingle,
+	array.Int8:    matfile.ClassInt8,
 	array.Uint8:   matfile.ClassUint8,
-	array.Uint16:  matfile.ClassUint16,
 	array.Int16:   matfile.ClassInt16,
+	array.Uint16:  matfile.ClassUint16,
+	array.Int32:   matfile.ClassInt32,
+	array.Uint32:  matfile.ClassUint32,
 }
 
 // write writes c divided by scale to file as a level-5 MAT-file

@@ -28,6 +28,12 @@ func addFixtures(f *testing.F, ext string) {
 	}
 }
 
+// isReadType reports whether name is the name of a type that is read.
+func isReadType(name string) bool {
+	_, ok := array.ReadType(name)
+	return ok
+}
+
 // checkDecoded checks a cube decoded from fuzzed bytes: a sane size, as
 // many values as voxels, all finite.
 func checkDecoded(t *testing.T, c *msi.Cube) {
@@ -60,7 +66,7 @@ func FuzzReadNPY(f *testing.F) {
 				continue
 			}
 			checkDecoded(t, c)
-			if !slices.Contains(array.DTypes, dtype) {
+			if !isReadType(dtype) {
 				t.Fatalf("element type %q", dtype)
 			}
 			path := filepath.Join(t.TempDir(), "back.npy")
@@ -143,6 +149,72 @@ func FuzzReadLines(f *testing.F) {
 			if want := whole.Crop(y, 0, 0, k, whole.Width, whole.Bands); !slices.Equal(got.Data, want.Data) {
 				t.Fatalf("lines [%d, %d): %v, Open has %v", y, y+k, got.Data, want.Data)
 			}
+		}
+	})
+}
+
+// FuzzReadTypes reads fuzzed values as a small .npy array of any element
+// type that is read (float16 included), stored with its shape as it is
+// and with a dimension of length 1 before or after it. Nothing may panic;
+// the 4-D file must read as the 3-D one, whole and by windows of lines,
+// and every value must be finite.
+func FuzzReadTypes(f *testing.F) {
+	f.Add(uint8(0), uint8(1), bytes.Repeat([]byte{0x00, 0x3c}, 24))
+	f.Add(uint8(5), uint8(2), bytes.Repeat([]byte{0xff, 0x7b, 0x01, 0x00}, 24))
+	f.Add(uint8(9), uint8(0), bytes.Repeat([]byte{0xff}, 96))
+	f.Add(uint8(1), uint8(1), append(bytes.Repeat([]byte{0}, 22), 0x00, 0x7c))
+	descrs := []string{"<f2", ">f2", "|i1", "<i4", ">i8", "<u4", ">u8", "<f4", "<f8", "|u1", "<i2"}
+	f.Fuzz(func(t *testing.T, descr, extra uint8, values []byte) {
+		h, err := parseHeader([]byte("{'descr': '" + descrs[int(descr)%len(descrs)] + "', 'fortran_order': False, 'shape': (1,), }"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Fortran = descr&0x80 != 0
+		if want := 12 * h.Size; len(values) > want {
+			values = values[:want]
+		}
+		dir := t.TempDir()
+		store := func(name string, shape []int) string {
+			h.Shape = shape
+			var buf bytes.Buffer
+			if _, err := writeHeader(&buf, h); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, append(buf.Bytes(), values...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}
+		plain := store("plain.npy", []int{3, 2, 2})
+		shape := []int{3, 2, 2}
+		switch extra % 3 {
+		case 1:
+			shape = []int{1, 3, 2, 2}
+		case 2:
+			shape = []int{3, 2, 2, 1}
+		}
+		squeezed := store("squeezed.npy", shape)
+		want, wantErr := Format.Open(plain, msi.ReadOptions{})
+		got, err := Format.Open(squeezed, msi.ReadOptions{})
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("shape %v: %v; shape (3, 2, 2): %v", shape, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		checkDecoded(t, got)
+		if !slices.Equal(got.Data, want.Data) || got.Stored != want.Stored {
+			t.Fatalf("shape %v reads %v %+v, shape (3, 2, 2) %v %+v", shape, got.Data, got.Stored, want.Data, want.Stored)
+		}
+		r, err := Format.(msi.WindowOpener).OpenWindow(squeezed, msi.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		lines, err := r.ReadLines(0, 3)
+		if err != nil || !slices.Equal(lines.Data, got.Data) {
+			t.Fatalf("windows of shape %v: %v", shape, err)
 		}
 	})
 }

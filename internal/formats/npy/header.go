@@ -33,6 +33,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"tdsc/internal/formats/array"
 )
 
 // magic is the string every .npy file starts with.
@@ -46,7 +48,8 @@ const maxHeaderLen = 1 << 16
 // kind is the kind of an element type.
 type kind byte
 
-// The element kinds this package accepts: descr's kind character.
+// The element kinds this package reads and writes: descr's kind
+// character.
 const (
 	kindFloat    kind = 'f'
 	kindUnsigned kind = 'u'
@@ -202,22 +205,27 @@ func parseHeader(text []byte) (header, error) {
 	return h, nil
 }
 
-// setDescr parses a descr string into the element type.
+// setDescr parses a descr string into the element type: a byte order,
+// a kind and a size in bytes, any real numeric type of array.TypeOf.
+// Booleans ('b1', NumPy's bool) and complex numbers ('c8', 'c16') are
+// refused by name, anything else as unsupported.
 func (h *header) setDescr(d string) error {
-	bad := func() error {
-		return fmt.Errorf("unsupported element type %q (supported: float32 <f4, float64 <f8, uint8 |u1, uint16 <u2, int16 <i2, either byte order)", clip(d))
+	if len(d) < 3 {
+		return unsupportedDescr(d)
 	}
-	if len(d) != 3 {
-		return bad()
+	size, err := strconv.Atoi(d[2:])
+	if err != nil || size < 1 || size > 64 {
+		return unsupportedDescr(d)
 	}
-	h.Kind = kind(d[1])
-	h.Size = int(d[2] - '0')
+	h.Kind, h.Size = kind(d[1]), size
 	switch {
-	case h.Kind == kindFloat && (h.Size == 4 || h.Size == 8):
-	case h.Kind == kindUnsigned && (h.Size == 1 || h.Size == 2):
-	case h.Kind == kindSigned && h.Size == 2:
-	default:
-		return bad()
+	case h.Kind == 'b' && size == 1:
+		return fmt.Errorf("element type %q is bool (true/false), not numbers: a cube needs a numeric type (%s)", d, array.ReadTypes)
+	case h.Kind == 'c':
+		return fmt.Errorf("element type %q is complex (complex%d): a cube must be real", clip(d), 8*size)
+	}
+	if _, ok := array.TypeOf(byte(h.Kind), size); !ok {
+		return unsupportedDescr(d)
 	}
 	switch d[0] {
 	case '<':
@@ -231,6 +239,11 @@ func (h *header) setDescr(d string) error {
 		return fmt.Errorf("element type %q: byte order %q is not '<', '>' or '|'", d, d[0])
 	}
 	return nil
+}
+
+// unsupportedDescr says that descr d is not an element type that is read.
+func unsupportedDescr(d string) error {
+	return fmt.Errorf("unsupported element type %q (supported: %s, such as <f4 or |u1, either byte order)", clip(d), array.ReadTypes)
 }
 
 // writeHeader writes magic, version, header length and header for h to w,

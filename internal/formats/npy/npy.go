@@ -1,9 +1,12 @@
 // Package npy reads and writes cubes as NumPy .npy files (np.save,
-// np.load): one 3-D array of float32, float64, uint8, uint16 or int16
-// values, either byte order, C or Fortran order, with its dimensions in
-// any order (ReadOptions.Axes names them in the order of the shape). It
-// reads whole files and windows of lines, and writes C-order little-endian
-// files whole or a window of lines at a time.
+// np.load): one 3-D array of any real numeric type (array.TypeOf: float16
+// to float64, int8 to int64, uint8 to uint64; bool and complex arrays are
+// refused), either byte order, C or Fortran order, with its dimensions in
+// any order (ReadOptions.Axes names them in the order of the shape). A
+// longer shape whose extra dimensions have length 1 and lead or trail is
+// read as 3-D (array.Squeeze). It reads whole files and windows of lines,
+// and writes C-order little-endian files of the types of array.DTypes
+// whole or a window of lines at a time.
 //
 // Values are multiplied by a scale on reading, given or chosen by
 // array.AutoScale from the element type and the largest value, and divided
@@ -49,10 +52,14 @@ func (format) Outputs(path string) []string { return []string{path} }
 
 // Open reads the 3-D array of the .npy file at path with its dimensions in
 // the order opts.Axes, its values multiplied by opts.Scale or the
-// automatic factor.
+// automatic factor. An array larger than opts.Budget is refused before its
+// values are read.
 func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	axes, err := readChecks(path, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFits(path, axes, opts.Budget); err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(path)
@@ -65,6 +72,27 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	}
 	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: array.ApplyScale(c, dtype, opts.Scale)}
 	return c, nil
+}
+
+// checkFits reads the header of the .npy file at path and returns an
+// error if the file is no cube or the cube needs more than budget bytes to
+// read whole (msi.CheckFits).
+func checkFits(path, axes string, budget int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	h, _, err := arrayHeader(f, fi.Size(), axes, path)
+	if err != nil {
+		return err
+	}
+	l := array.NewLayout([3]int(h.Shape), axes, h.Fortran)
+	return msi.CheckFits(path, l.Height, l.Width, l.Bands, fi.Size(), budget)
 }
 
 // readChecks checks what reading path with opts needs and returns the
@@ -114,43 +142,38 @@ func writeChecks(opts msi.WriteOptions) (string, array.Type, float64, error) {
 }
 
 // arrayHeader reads and checks the header at the start of r, a .npy file
-// of size bytes named name: a non-empty 3-D array with exactly the data
-// its shape needs. It returns the header and the element type.
+// of size bytes named name: a non-empty array with exactly the data its
+// shape needs, 3-D once array.Squeeze has dropped the leading or trailing
+// dimensions of length 1 of a longer shape. It returns the header, with
+// that 3-D shape, and the element type.
 func arrayHeader(r io.Reader, size int64, axes, name string) (header, array.Type, error) {
 	h, err := readHeader(r)
 	if err != nil {
 		return header{}, array.Type{}, fmt.Errorf("%s: %v", name, err)
 	}
-	if len(h.Shape) != 3 {
-		return header{}, array.Type{}, fmt.Errorf("%s: the array is %d-D (shape %s); a cube needs 3 dimensions (%s)", name, len(h.Shape), shapeText(h.Shape), axes)
+	stored := h.Shape
+	h.Shape = array.Squeeze(h.Shape)
+	switch {
+	case len(h.Shape) == 2:
+		return header{}, array.Type{}, fmt.Errorf("%s: the array is 2-D (shape %s); a cube needs 3 dimensions (%s): a single band needs a third axis of length 1 (x[:, :, None] in NumPy)", name, shapeText(stored), axes)
+	case len(h.Shape) != 3:
+		return header{}, array.Type{}, fmt.Errorf("%s: the array is %d-D (shape %s); a cube needs 3 dimensions (%s) (leading or trailing dimensions of length 1 are dropped)", name, len(stored), shapeText(stored), axes)
 	}
 	for _, d := range h.Shape {
 		if d == 0 {
-			return header{}, array.Type{}, fmt.Errorf("%s: the array is empty (shape %s)", name, shapeText(h.Shape))
+			return header{}, array.Type{}, fmt.Errorf("%s: the array is empty (shape %s)", name, shapeText(stored))
 		}
 	}
 	n, _ := h.Values()
 	want := int64(n) * int64(h.Size)
 	got := size - int64(h.DataOffset)
 	if got < want {
-		return header{}, array.Type{}, fmt.Errorf("%s: truncated: shape %s of %s needs %d bytes of data, the file has %d", name, shapeText(h.Shape), h.Descr(), want, got)
+		return header{}, array.Type{}, fmt.Errorf("%s: truncated: shape %s of %s needs %d bytes of data, the file has %d", name, shapeText(stored), h.Descr(), want, got)
 	}
 	if got > want {
-		return header{}, array.Type{}, fmt.Errorf("%s: %d bytes after the data of shape %s of %s (%d bytes): not a single .npy array", name, got-want, shapeText(h.Shape), h.Descr(), want)
+		return header{}, array.Type{}, fmt.Errorf("%s: %d bytes after the data of shape %s of %s (%d bytes): not a single .npy array", name, got-want, shapeText(stored), h.Descr(), want)
 	}
-	var t array.Type
-	switch {
-	case h.Kind == kindFloat && h.Size == 4:
-		t = array.Float32
-	case h.Kind == kindFloat:
-		t = array.Float64
-	case h.Kind == kindUnsigned && h.Size == 1:
-		t = array.Uint8
-	case h.Kind == kindUnsigned:
-		t = array.Uint16
-	default:
-		t = array.Int16
-	}
+	t, _ := array.TypeOf(byte(h.Kind), h.Size) // setDescr has checked it
 	return h, t, nil
 }
 
@@ -185,14 +208,12 @@ func shapeText(dims []int) string {
 // headerFor returns the header of a C-order little-endian array of
 // element type t and dimensions dims.
 func headerFor(t array.Type, dims [3]int) header {
-	h := header{Shape: dims[:], Size: t.Size}
-	switch t {
-	case array.Float32, array.Float64:
+	h := header{Shape: dims[:], Size: t.Size, Kind: kindUnsigned}
+	switch {
+	case t.Float:
 		h.Kind = kindFloat
-	case array.Int16:
+	case t == array.Int8 || t == array.Int16 || t == array.Int32:
 		h.Kind = kindSigned
-	default:
-		h.Kind = kindUnsigned
 	}
 	return h
 }

@@ -50,15 +50,16 @@ func (format) Recognize(path string) bool { return strings.EqualFold(filepath.Ex
 // Outputs returns the folder path.
 func (format) Outputs(path string) []string { return []string{path} }
 
-// Open reads the stack in the folder path (see Read).
-func (format) Open(path string, _ msi.ReadOptions) (*msi.Cube, error) {
+// Open reads the stack in the folder path (see Read), unless it needs
+// more than opts.Budget.
+func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err := msi.Exists(path); err != nil {
 		return nil, err
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.IsDir() && Format.Recognize(path) {
 		return nil, fmt.Errorf("%s: a single PNG is not a cube: give the folder of band PNGs (<scene>_NN.png)", path)
 	}
-	c, _, err := Read(path)
+	c, _, err := read(path, opts.Budget)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +111,16 @@ type bandFile struct {
 //
 // The bands are decoded in parallel by up to runtime.GOMAXPROCS(0)
 // goroutines. Every error names the folder or file at fault.
-func Read(dir string) (*msi.Cube, string, error) {
+func Read(dir string) (*msi.Cube, string, error) { return read(dir, 0) }
+
+// read is Read refusing a stack that needs more than budget bytes
+// (msi.CheckFits; 0: no limit), known from the first band's header.
+func read(dir string, budget int64) (*msi.Cube, string, error) {
 	files, err := findBands(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := decodeBands(files)
+	c, err := decodeBands(dir, files, budget)
 	if err != nil {
 		return nil, "", err
 	}
@@ -311,9 +316,18 @@ var stackLevels = GrayOptions{White: 255}
 // decodeBands decodes the band files into a new cube, up to GOMAXPROCS at a
 // time. The first band is decoded before the cube is allocated, so a
 // corrupt header cannot make the reader allocate for a size the file does
-// not hold; its size is the one every other band must have.
-func decodeBands(files []bandFile) (*msi.Cube, error) {
-	img, err := decodePNG(files[0].path, nil)
+// not hold; its size is the one every other band must have. A stack in
+// folder dir that needs more than budget bytes (msi.CheckFits; 0: no
+// limit) is refused before any band is decoded.
+func decodeBands(dir string, files []bandFile, budget int64) (*msi.Cube, error) {
+	var tooLarge error
+	img, err := decodePNG(files[0].path, func(hd pngHeader) error {
+		tooLarge = msi.CheckFits(dir, hd.height, hd.width, len(files), 0, budget)
+		return tooLarge
+	})
+	if tooLarge != nil {
+		return nil, tooLarge // about the stack, not the file
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,23 +1,26 @@
 package matfile
 
 // MATLAB v7.3 MAT-files are HDF5 files whose first 512 bytes (HDF5's "user
-// block") hold a MAT-file header. This file reads the part of HDF5 that
-// MATLAB and h5py write for plain numeric arrays:
+// block") hold a MAT-file header; h5py writes the same without the header.
+// This file reads the part of HDF5 that MATLAB and h5py write for plain
+// numeric arrays:
 //
-//   - superblock versions 0 to 3, at offset 512, with 8-byte offsets and
+//   - superblock versions 0 to 3, at offset 512 or 0, with 8-byte offsets and
 //     lengths (all addresses are relative to the superblock's base
 //     address);
 //   - the root group as a symbol table (version-1 B-tree of group nodes,
 //     symbol table nodes and a local heap, as written by default) or as
 //     compact link messages;
 //   - object headers of version 1 and 2, with continuation blocks;
-//   - datasets of fixed-point or IEEE floating-point elements of either
-//     byte order, stored compact, contiguous or chunked with a version-1
+//   - datasets of fixed-point or IEEE floating-point elements (half,
+//     single or double precision) of either byte order, stored compact, contiguous or chunked with a version-1
 //     B-tree chunk index (data layout message version 3, or version 4 for
 //     compact and contiguous), filtered by deflate, shuffle and
 //     fletcher32;
 //   - the MATLAB_class attribute that says the MATLAB class ("double",
-//     "logical", "char", ...).
+//     "logical", "char", ...); without it (h5py), the class follows the
+//     element type, an enumeration being h5py's bool (logical) and a
+//     compound one of two floats its complex numbers.
 //
 // Anything else (dense link storage, the newer chunk indexes of HDF5 1.10,
 // other filters) is an error that names what is missing and suggests
@@ -173,10 +176,11 @@ type h5Object struct {
 	denseLinks        bool
 }
 
-// parseHDF5 reads the variables of a v7.3 MAT-file.
-func parseHDF5(data []byte) (*File, error) {
+// parseHDF5 reads the variables of a v7.3 MAT-file whose superblock is at
+// offset at: 512 behind MATLAB's header, 0 in a plain HDF5 file.
+func parseHDF5(data []byte, at uint64) (*File, error) {
 	f := &h5File{data: data, visited: map[uint64]bool{}}
-	c := &cursor{b: data, pos: v73Offset + len(hdf5Signature)}
+	c := &cursor{b: data, pos: int(at) + len(hdf5Signature)}
 	version := c.u8()
 	var rootAddr uint64
 	var rootBtree, rootHeap uint64
@@ -215,10 +219,10 @@ func parseHDF5(data []byte) (*File, error) {
 	if c.err != nil {
 		return nil, fmt.Errorf("HDF5 superblock: %v", c.err)
 	}
-	if f.base != v73Offset && f.base != 0 {
-		return nil, fmt.Errorf("HDF5 base address %#x: want %#x", f.base, v73Offset)
+	if f.base != at && f.base != 0 {
+		return nil, fmt.Errorf("HDF5 base address %#x: want %#x", f.base, at)
 	}
-	f.base = v73Offset
+	f.base = at
 	var members []h5Member
 	var err error
 	if rootCached {
@@ -755,23 +759,41 @@ func (o *h5Object) variable(name string) (*Var, error) {
 		v.Logical = o.matlabClass == "logical"
 	case o.matlabClass != "":
 		v.Class = ClassObject
+	case o.dtypeClass == h5Enum: // h5py's bool, an enumeration {FALSE, TRUE}
+		v.Class, v.Logical = ClassUint8, true
+	case o.dtypeClass == h5Compound: // h5py's complex numbers, {r, i}
+		v.Class = classOfElement('f', d.elemSize/2)
+		if !v.Class.Numeric() {
+			v.Class = ClassStruct
+		}
 	default: // no attribute (written by h5py): by the element type
 		v.Class = classOfElement(d.kind, d.elemSize)
 	}
-	if o.dtypeClass == 6 && v.Class.Numeric() { // compound {real, imag}
+	if o.dtypeClass == h5Compound && v.Class.Numeric() { // {real, imag}
 		v.Complex = true
 	}
-	if v.Class.Numeric() && !v.Complex && classOfElement(d.kind, d.elemSize) == 0 {
+	v.Half = d.kind == 'f' && d.elemSize == 2
+	if v.Class.Numeric() && !v.Complex && !v.Logical && classOfElement(d.kind, d.elemSize) == 0 {
 		return nil, fmt.Errorf("class %s stored as HDF5 datatype class %d of %d bytes: not a plain number", v.Class, o.dtypeClass, d.elemSize)
 	}
 	v.h5 = d
 	return v, nil
 }
 
+// The HDF5 datatype classes that stand for MATLAB arrays other than plain
+// numbers.
+const (
+	h5Compound = 6
+	h5Enum     = 8
+)
+
 // classOfElement returns the class whose values are elements of the given
-// kind and size, or 0.
+// kind and size, or 0. Half-precision floats, which have no class, are
+// single.
 func classOfElement(kind byte, size int) Class {
 	switch {
+	case kind == 'f' && size == 2:
+		return ClassSingle
 	case kind == 'f' && size == 8:
 		return ClassDouble
 	case kind == 'f' && size == 4:
@@ -805,6 +827,9 @@ const maxExpansion = 1100
 // (MATLAB's column-major order).
 func (f *h5File) load(v *Var) (*Var, error) {
 	d := v.h5
+	if miType(d.kind, d.elemSize) == 0 {
+		return nil, fmt.Errorf("variable %s: HDF5 elements of %d bytes that are not plain numbers", v.Name, d.elemSize)
+	}
 	if d.unsupported != "" {
 		return nil, fmt.Errorf("variable %s: %s; re-saving the file as v7 avoids the problem", v.Name, d.unsupported)
 	}
@@ -862,8 +887,12 @@ func swapBytes(b []byte, size int) {
 	}
 }
 
-// miType returns the level-5 data type of elements of a kind and size.
+// miType returns the level-5 data type of elements of a kind and size
+// (MIHalf for half-precision floats).
 func miType(kind byte, size int) DataType {
+	if kind == 'f' && size == 2 {
+		return MIHalf
+	}
 	switch classOfElement(kind, size) {
 	case ClassDouble:
 		return MIDouble

@@ -25,9 +25,11 @@
 // first dimension varies fastest.
 //
 // MATLAB v7.3 files are HDF5 files behind a 512-byte header of the same
-// shape; Parse reads the variables of those too, for the subset of HDF5
-// that MATLAB and h5py write for numeric arrays (see hdf5.go), and returns
-// an *UnsupportedError that names what is missing for anything else.
+// shape; Parse reads the variables of those too, and of plain HDF5 files
+// without the header (as h5py writes them, named .mat), for the subset of
+// HDF5 that MATLAB and h5py write for numeric arrays (see hdf5.go), and
+// returns an *UnsupportedError that names what is missing for anything
+// else.
 //
 // Reference: MathWorks, "MAT-File Format" (matfile_format.pdf).
 package matfile
@@ -65,6 +67,12 @@ const (
 	MIUTF8       DataType = 16
 	MIUTF16      DataType = 17
 	MIUTF32      DataType = 18
+
+	// MIHalf is not a level-5 type: it is the Type File.Load gives the
+	// values of a v7.3 (HDF5) dataset of IEEE half-precision numbers,
+	// which NumPy writes (float16, through h5py) and MATLAB cannot. A
+	// level-5 element of this type is not numeric.
+	MIHalf DataType = 0x10000
 )
 
 // Size returns the size in bytes of one value of a numeric data type, or 0
@@ -81,6 +89,15 @@ func (t DataType) Size() int {
 		return 8
 	}
 	return 0
+}
+
+// ValueSize returns the size in bytes of one value of the data type a
+// loaded variable's values are in (Var.Type): Size, and 2 for MIHalf.
+func (t DataType) ValueSize() int {
+	if t == MIHalf {
+		return 2
+	}
+	return t.Size()
 }
 
 // Class is the class of a MATLAB array (the mxXXX_CLASS constants).
@@ -129,10 +146,15 @@ type Var struct {
 	Class Class
 	// Complex and Logical are the array flags of the same names.
 	Complex, Logical bool
+	// Half is set for a v7.3 dataset of half-precision numbers (NumPy's
+	// float16, through h5py), which has no MATLAB class: its Class is
+	// single and File.Load gives its values as MIHalf.
+	Half bool
 	// Dims are the dimensions as MATLAB reports them (size(x)); at least 2.
 	Dims []int
-	// Type is the data type the real part is stored in, and Data its
-	// bytes in the file's byte order, column-major. Both are set by
+	// Type is the data type the real part is stored in (MIHalf for a
+	// Half variable), and Data its bytes in the file's byte order,
+	// column-major. Both are set by
 	// File.Load only, and only for numeric classes.
 	Type DataType
 	Data []byte
@@ -163,6 +185,9 @@ func (v *Var) Describe() string {
 	if v.Logical {
 		kind = "logical"
 	}
+	if v.Half {
+		kind = "half"
+	}
 	return fmt.Sprintf("%s (%s %s)", v.Name, v.Shape(), kind)
 }
 
@@ -191,7 +216,8 @@ func (e *UnsupportedError) Error() string { return e.Msg }
 // HeaderSize is the size of a level-5 file's header.
 const HeaderSize = 128
 
-// hdf5Signature starts the HDF5 part of a v7.3 file, at offset 512.
+// hdf5Signature starts the HDF5 part of a v7.3 file, at offset 512, or
+// a plain HDF5 file (written by h5py), at offset 0.
 const hdf5Signature = "\x89HDF\r\n\x1a\n"
 
 // Parse parses the header of the MAT-file held in data and the header of
@@ -200,12 +226,22 @@ const hdf5Signature = "\x89HDF\r\n\x1a\n"
 // values. Errors say what is wrong without naming a file.
 func Parse(data []byte) (*File, error) {
 	if len(data) >= v73Offset+len(hdf5Signature) && string(data[v73Offset:v73Offset+len(hdf5Signature)]) == hdf5Signature {
-		f, err := parseHDF5(data)
+		f, err := parseHDF5(data, v73Offset)
 		if err != nil {
 			return nil, &UnsupportedError{Msg: fmt.Sprintf("MATLAB v7.3 (HDF5) MAT-file: %v; if MATLAB wrote it, re-saving it as a v7 file (save(file, var, '-v7')) avoids the problem", err)}
 		}
 		f.V73 = true
 		f.Text = strings.TrimRight(string(data[:116]), " \x00")
+		return f, nil
+	}
+	if strings.HasPrefix(string(data), hdf5Signature) {
+		// An HDF5 file without MATLAB's header block, as h5py writes one:
+		// read as a v7.3 file.
+		f, err := parseHDF5(data, 0)
+		if err != nil {
+			return nil, &UnsupportedError{Msg: fmt.Sprintf("HDF5 file without MATLAB's header (as h5py writes): %v", err)}
+		}
+		f.V73 = true
 		return f, nil
 	}
 	if len(data) < HeaderSize {
@@ -388,7 +424,7 @@ func (f *File) header(r io.Reader, withData bool) (*Var, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := typ.Size()
+	size := typ.Size() // 0 for MIHalf too: not a level-5 type
 	if size == 0 {
 		return nil, fmt.Errorf("variable %s: real part is data type %d, not a numeric type", v.Name, typ)
 	}
