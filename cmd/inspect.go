@@ -53,7 +53,7 @@ band within 10 nm of it, else the middle band.`,
 				return fmt.Errorf("--noisy and --out are required")
 			}
 			if !strings.EqualFold(filepath.Ext(out), ".png") {
-				return fmt.Errorf("--out %s: the picture is a PNG; name it ….png", out)
+				return fmt.Errorf("--out %s: inspect writes a PNG; give a name ending in .png", out)
 			}
 			if err := refuseExisting(force, out); err != nil {
 				return err
@@ -120,7 +120,11 @@ band within 10 nm of it, else the middle band.`,
 			if err := render.WritePNG(out, render.Inspect(in), force); err != nil {
 				return err
 			}
-			newReporter(cmd).Logf("wrote %s: %s noisy | denoised | removed, spectra of %d pixels", out, in.Band, len(points))
+			plural := "s"
+			if len(points) == 1 {
+				plural = ""
+			}
+			newReporter(cmd).Logf("wrote %s: %s noisy | denoised | removed, spectra of %d pixel%s", out, in.Band, len(points), plural)
 			return nil
 		},
 	}
