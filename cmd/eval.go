@@ -40,11 +40,26 @@ and why are written on stderr and eval exits with status 3 (errors exit with 1).
 
 Without a clean reference (real data), --noref prints the estimated noise σ of
 every input (mean, smallest and largest over bands; --per-band for each band).
-With --noisy NOISY the inputs are denoised versions of NOISY: it prints the σ of
-NOISY, the standard deviation of what each input removed (NOISY − INPUT) and the
-correlation of the removed part with the input. Removed noise is near the σ and
-uncorrelated with the image; a larger residual correlated with the output means
-image was removed too, a smaller one that noise was left in.`,
+With --noisy NOISY the inputs are denoised versions of NOISY, and for each it
+prints, for the removed part R = NOISY − INPUT, the mean over bands (the input's
+row), the smallest and the largest value (rows "min/max over bands"; --per-band
+adds every band; --csv prints the same rows, --json every band) of:
+  σ of noisy             the estimated noise σ of NOISY;
+  removed σ              the standard deviation of R: near σ when the noise was
+                         removed, larger when image went too, smaller when noise
+                         was left in;
+  corr(removed, output)  the correlation of R with INPUT: ≈ 0 for removed noise,
+                         positive when image (edges, texture) leaked into R;
+  lag-1 x, lag-1 y       the correlation of R with itself one pixel to the right
+                         and one pixel down: ≈ 0 (within ±2/√pixels) for white
+                         noise; both positive when smooth image leaked into R;
+                         lag-1 y alone high for vertical stripes;
+  column share           the share of R's energy in its column means: about
+                         1/height for white noise; high where stripes or dead
+                         columns were removed (expected in bands that had them)
+                         or where the denoiser put column structure into INPUT;
+  row share              the same for row means (about 1/width for white noise;
+                         high for line structure).`,
 		Example: "  tdsc eval --ref balloons_ms noisy30.hdr denoised30\n  tdsc eval --ref balloons_ms denoised30 --json\n" +
 			"  tdsc eval --ref balloons_ms denoised30 --min-psnr 44 --baseline last.json --max-drop 0.05\n" +
 			"  tdsc eval --noref --noisy scene.mat denoised.mat",
@@ -129,7 +144,7 @@ image was removed too, a smaller one that noise was left in.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&ref, "ref", "r", "", pathHelp("clean reference cube")+" (array inputs are read with its axes and scale)")
-	f.BoolVar(&perBand, "per-band", false, "add a PSNR/SSIM row for every band (table and CSV)")
+	f.BoolVar(&perBand, "per-band", false, "add a row for every band (table and CSV): PSNR/SSIM, or with --noref the σ and residual statistics")
 	f.BoolVar(&asCSV, "csv", false, "print CSV")
 	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")
 	f.Float64Var(&crit.MinPSNR, "min-psnr", 0, "gate: fail (exit 3) if an input's mean PSNR is below this many dB")
@@ -137,7 +152,7 @@ image was removed too, a smaller one that noise was left in.`,
 	f.StringVar(&baseline, "baseline", "", "gate: JSON of an earlier eval --json to compare each input's PSNR with")
 	f.Float64Var(&crit.MaxDrop, "max-drop", 0, "gate: largest PSNR drop in dB below --baseline that still passes")
 	f.BoolVar(&noRef, "noref", false, "no clean reference: the estimated noise σ of every input, band by band (real data)")
-	f.StringVar(&noisyPath, "noisy", "", "with --noref: the noisy cube the inputs were denoised from; report what each removed (its σ and its correlation with the output: near the noise σ and 0 when only noise was removed)")
+	f.StringVar(&noisyPath, "noisy", "", "with --noref: the noisy cube the inputs were denoised from; report what each removed: its σ, its correlation with the output, its lag-1 autocorrelations and its energy shares in column and row means (see above)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
 	cf.register(f, false)
 	cf.registerMemory(f)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"text/tabwriter"
 
@@ -63,59 +62,85 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	case asJSON:
 		return writeNoRefJSON(w, rows, noisyPath)
 	case asCSV:
-		return writeNoRefCSV(w, rows, noisyPath != "")
+		return writeNoRefCSV(w, rows, noisyPath != "", perBand)
 	}
 	return writeNoRefTable(w, rows, noisyPath != "", perBand)
 }
 
+// summaryRows are the rows that summarise a report over bands, in the
+// table and the CSV: the mean (the input's own row in the table), the
+// smallest and the largest value.
+func summaryRows(rep *noref.Report) []noref.Band { return []noref.Band{rep.Mean, rep.Min, rep.Max} }
+
+// residualValues are the residual's statistics of b, in the order of the
+// table's and the CSV's columns after σ.
+func residualValues(b noref.Band) []float64 {
+	return []float64{b.Removed, b.Correlation, b.LagX, b.LagY, b.ColumnShare, b.RowShare}
+}
+
+// writeNoRefTable prints one row per input. Without a denoised input its
+// columns are the mean, smallest and largest σ over bands; with one, the
+// input's row holds the means over bands, followed by rows of the smallest
+// and the largest values. perBand adds a row for every band.
 func writeNoRefTable(w io.Writer, rows []norefRow, residual, perBand bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	if residual {
-		fmt.Fprintln(tw, "input\tσ of noisy\tremoved σ\tcorr(removed, output)\t")
+		fmt.Fprintln(tw, "input\tσ of noisy\tremoved σ\tcorr(removed, output)\tlag-1 x\tlag-1 y\tcolumn share\trow share\t")
 	} else {
 		fmt.Fprintln(tw, "input\tσ\tmin σ\tmax σ\t")
 	}
+	line := func(label string, b noref.Band) {
+		fmt.Fprintf(tw, "%s\t%.4f", label, b.Sigma)
+		if residual {
+			for _, v := range residualValues(b) {
+				fmt.Fprintf(tw, "\t%.4f", v)
+			}
+		}
+		fmt.Fprint(tw, "\t\n")
+	}
 	for _, r := range rows {
 		if residual {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t\n", r.input, r.rep.Mean.Sigma, r.rep.Mean.Removed, r.rep.Mean.Correlation)
-		} else {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, b := range r.rep.Bands {
-				lo, hi = math.Min(lo, b.Sigma), math.Max(hi, b.Sigma)
+			for i, b := range summaryRows(r.rep) {
+				line([]string{r.input, "  min over bands", "  max over bands"}[i], b)
 			}
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t\n", r.input, r.rep.Mean.Sigma, lo, hi)
+		} else {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t\n", r.input, r.rep.Mean.Sigma, r.rep.Min.Sigma, r.rep.Max.Sigma)
 		}
 		if !perBand {
 			continue
 		}
 		for i, b := range r.rep.Bands {
-			if residual {
-				fmt.Fprintf(tw, "  band %d\t%.4f\t%.4f\t%.4f\t\n", i+1, b.Sigma, b.Removed, b.Correlation)
-			} else {
-				fmt.Fprintf(tw, "  band %d\t%.4f\t\n", i+1, b.Sigma)
-			}
+			line(fmt.Sprintf("  band %d", i+1), b)
 		}
 	}
 	return tw.Flush()
 }
 
-func writeNoRefCSV(w io.Writer, rows []norefRow, residual bool) error {
+// writeNoRefCSV prints, for every input, the rows "mean", "min" and "max"
+// over bands and, with perBand, a row for every band (1-based), as the
+// table does.
+func writeNoRefCSV(w io.Writer, rows []norefRow, residual, perBand bool) error {
 	cw := csv.NewWriter(w)
 	header := []string{"input", "band", "sigma"}
 	if residual {
-		header = append(header, "removed", "correlation")
+		header = append(header, "removed", "correlation", "lag_x", "lag_y", "column_share", "row_share")
 	}
 	_ = cw.Write(header)
 	for _, r := range rows {
-		bands := append([]noref.Band{r.rep.Mean}, r.rep.Bands...)
-		for i, b := range bands {
-			band := "mean"
-			if i > 0 {
-				band = strconv.Itoa(i)
+		labels := []string{"mean", "min", "max"}
+		bands := summaryRows(r.rep)
+		if perBand {
+			for i, b := range r.rep.Bands {
+				labels = append(labels, strconv.Itoa(i+1))
+				bands = append(bands, b)
 			}
-			rec := []string{r.input, band, csvFloat(b.Sigma)}
+		}
+		for i, b := range bands {
+			rec := []string{r.input, labels[i], csvFloat(b.Sigma)}
 			if residual {
-				rec = append(rec, csvFloat(b.Removed), csvFloat(b.Correlation))
+				for _, v := range residualValues(b) {
+					rec = append(rec, csvFloat(v))
+				}
 			}
 			_ = cw.Write(rec)
 		}
@@ -124,18 +149,33 @@ func writeNoRefCSV(w io.Writer, rows []norefRow, residual bool) error {
 	return cw.Error()
 }
 
+// norefJSONBand is one band's assessment, or (band omitted) its smallest
+// or largest value over bands. The residual's fields are omitted without
+// a noisy cube.
 type norefJSONBand struct {
-	Band        int              `json:"band"`
+	Band        int              `json:"band,omitempty"`
 	Sigma       scorejson.Float  `json:"sigma"`
 	Removed     *scorejson.Float `json:"removed,omitempty"`
 	Correlation *scorejson.Float `json:"correlation,omitempty"`
+	LagX        *scorejson.Float `json:"lag_x,omitempty"`
+	LagY        *scorejson.Float `json:"lag_y,omitempty"`
+	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
+	RowShare    *scorejson.Float `json:"row_share,omitempty"`
 }
 
+// norefJSONResult is one input's assessment: the means over bands, their
+// smallest and largest values, and every band.
 type norefJSONResult struct {
 	Input       string           `json:"input"`
 	Sigma       scorejson.Float  `json:"sigma"`
 	Removed     *scorejson.Float `json:"removed,omitempty"`
 	Correlation *scorejson.Float `json:"correlation,omitempty"`
+	LagX        *scorejson.Float `json:"lag_x,omitempty"`
+	LagY        *scorejson.Float `json:"lag_y,omitempty"`
+	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
+	RowShare    *scorejson.Float `json:"row_share,omitempty"`
+	Min         norefJSONBand    `json:"min"`
+	Max         norefJSONBand    `json:"max"`
 	Bands       []norefJSONBand  `json:"bands"`
 }
 
@@ -148,6 +188,10 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 		f := scorejson.Float(v)
 		return &f
 	}
+	band := func(number int, b noref.Band) norefJSONBand {
+		return norefJSONBand{Band: number, Sigma: scorejson.Float(b.Sigma), Removed: opt(b.Removed), Correlation: opt(b.Correlation),
+			LagX: opt(b.LagX), LagY: opt(b.LagY), ColumnShare: opt(b.ColumnShare), RowShare: opt(b.RowShare)}
+	}
 	out := struct {
 		Noisy   *string           `json:"noisy"`
 		Results []norefJSONResult `json:"results"`
@@ -156,9 +200,12 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 		out.Noisy = &noisyPath
 	}
 	for _, r := range rows {
-		res := norefJSONResult{Input: r.input, Sigma: scorejson.Float(r.rep.Mean.Sigma), Removed: opt(r.rep.Mean.Removed), Correlation: opt(r.rep.Mean.Correlation)}
+		m := band(0, r.rep.Mean)
+		res := norefJSONResult{Input: r.input, Sigma: m.Sigma, Removed: m.Removed, Correlation: m.Correlation,
+			LagX: m.LagX, LagY: m.LagY, ColumnShare: m.ColumnShare, RowShare: m.RowShare,
+			Min: band(0, r.rep.Min), Max: band(0, r.rep.Max)}
 		for i, b := range r.rep.Bands {
-			res.Bands = append(res.Bands, norefJSONBand{Band: i + 1, Sigma: scorejson.Float(b.Sigma), Removed: opt(b.Removed), Correlation: opt(b.Correlation)})
+			res.Bands = append(res.Bands, band(i+1, b))
 		}
 		out.Results = append(out.Results, res)
 	}

@@ -1,7 +1,9 @@
 // Package render draws pictures for people: dictionary atoms as a grid of
-// small images (of any patches, or of a cube's patches band by band), and
-// one band of several cubes side by side. Pictures are
-// 8-bit grayscale; writing is atomic (temporary file, then rename).
+// small images (of any patches, or of a cube's patches band by band), one
+// band of several cubes side by side (both 8-bit grayscale), and what a
+// denoiser removed: one band noisy | denoised | removed with line plots of
+// chosen pixels' spectra (colour). Writing is atomic (temporary file, then
+// rename).
 package render
 
 import (

@@ -5,13 +5,25 @@
 // For a cube Y it reports the noise level of every band by the per-band
 // estimator of package noise (the MAD of the finest diagonal wavelet band
 // by default). For a denoised cube X of Y it also reports, band by band,
-// the standard deviation of the residual R = Y − X (what was removed) and
-// the Pearson correlation of R with X. Removed noise is independent of the
-// image, so a residual with a standard deviation near the noise estimate
-// and a correlation near 0 is noise; a larger residual, or one correlated
-// with the output (edges and texture left in R), means the denoiser also
-// removed image. A residual well below the noise estimate means noise was
-// left in.
+// what is left of structure in the residual R = Y − X (what was removed):
+//
+//   - its standard deviation, near the noise estimate when the noise and
+//     only the noise was removed (well below it: noise was left in);
+//   - its Pearson correlation with X: removed noise is independent of the
+//     image, so near 0; edges and texture removed with it (image leaked
+//     into R) make it positive;
+//   - its lag-1 autocorrelation horizontally (between R(y, x) and
+//     R(y, x+1)) and vertically (R(y, x) and R(y+1, x)): white noise gives
+//     ≈ 0, image removed with it (smooth, so neighbours alike) a positive
+//     value in both; structure along columns (stripes) shows vertically;
+//   - the share of its energy in its column means and in its row means:
+//     the fraction of Σ (R − mean R)² that the per-column (per-row) means
+//     explain. White noise puts about 1/height of its energy in the column
+//     means and 1/width in the row means; vertical stripes, dead columns
+//     and removed column offsets give a large column share, horizontal
+//     lines a large row share. Stripes that were in Y and were removed are
+//     expected there; on a band without stripes a large share means the
+//     denoiser put column structure into X.
 package noref
 
 import (
@@ -28,16 +40,28 @@ type Band struct {
 	Sigma float64
 	// Removed is the standard deviation of the residual noisy − denoised,
 	// and Correlation the Pearson correlation of that residual with the
-	// denoised band (0 when either is constant); both NaN without a
-	// denoised cube.
+	// denoised band (0 when either is constant).
 	Removed, Correlation float64
+	// LagX and LagY are the lag-1 autocorrelations of the residual along
+	// rows (horizontal neighbours) and along columns (vertical neighbours):
+	// the mean product of the centred residual at neighbouring pixels over
+	// its mean square (0 when the residual is constant or the band is one
+	// pixel wide, resp. high).
+	LagX, LagY float64
+	// ColumnShare and RowShare are the fractions in [0, 1] of the centred
+	// residual's energy in its column means and in its row means:
+	// height·Σ_x c_x² / Σ (R − mean R)² with c_x the mean of column x of
+	// the centred residual, and likewise for rows (0 when the residual is
+	// constant).
+	ColumnShare, RowShare float64
 }
 
-// Report is the assessment of a cube: its bands and their means.
+// Report is the assessment of a cube: its bands, and the mean, smallest
+// and largest value over bands of each field of Band. Without a denoised
+// cube every field but Sigma is NaN.
 type Report struct {
-	Bands []Band
-	// Mean is the mean over bands of each field of Band.
-	Mean Band
+	Bands          []Band
+	Mean, Min, Max Band
 }
 
 // Assess estimates the noise of every band of noisy with the named
@@ -52,27 +76,51 @@ func Assess(noisy, denoised *msi.Cube, estimator string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	nan := math.NaN()
 	r := &Report{Bands: make([]Band, noisy.Bands)}
 	for b := range r.Bands {
-		band := Band{Sigma: sigmas[b], Removed: math.NaN(), Correlation: math.NaN()}
+		band := Band{Sigma: sigmas[b], Removed: nan, Correlation: nan, LagX: nan, LagY: nan, ColumnShare: nan, RowShare: nan}
 		if denoised != nil {
-			band.Removed, band.Correlation = residual(noisy.Band(b), denoised.Band(b))
+			band = residual(noisy.Band(b), denoised.Band(b), noisy.Height, noisy.Width)
+			band.Sigma = sigmas[b]
 		}
 		r.Bands[b] = band
-		r.Mean.Sigma += band.Sigma
-		r.Mean.Removed += band.Removed
-		r.Mean.Correlation += band.Correlation
 	}
-	n := float64(noisy.Bands)
-	r.Mean.Sigma /= n
-	r.Mean.Removed /= n
-	r.Mean.Correlation /= n
+	r.Mean, r.Min, r.Max = summarise(r.Bands)
 	return r, nil
 }
 
-// residual returns the population standard deviation of y − x and its
-// Pearson correlation with x, in two passes for accuracy.
-func residual(y, x []float64) (std, corr float64) {
+// fields lists the fields of a Band, so that summaries treat them alike.
+func fields(b *Band) []*float64 {
+	return []*float64{&b.Sigma, &b.Removed, &b.Correlation, &b.LagX, &b.LagY, &b.ColumnShare, &b.RowShare}
+}
+
+// summarise returns the mean, smallest and largest value over bands of
+// each field (NaN fields stay NaN).
+func summarise(bands []Band) (mean, lo, hi Band) {
+	mf, lf, hf := fields(&mean), fields(&lo), fields(&hi)
+	for i := range lf {
+		*lf[i], *hf[i] = math.Inf(1), math.Inf(-1)
+	}
+	for k := range bands {
+		for i, v := range fields(&bands[k]) {
+			*mf[i] += *v
+			if math.IsNaN(*v) {
+				*lf[i], *hf[i] = math.NaN(), math.NaN()
+				continue
+			}
+			*lf[i], *hf[i] = math.Min(*lf[i], *v), math.Max(*hf[i], *v)
+		}
+	}
+	for _, m := range mf {
+		*m /= float64(len(bands))
+	}
+	return mean, lo, hi
+}
+
+// residual returns the statistics of the h×w row-major residual y − x
+// (all of Band but Sigma), in two passes for accuracy.
+func residual(y, x []float64, h, w int) Band {
 	n := float64(len(y))
 	var meanR, meanX float64
 	for i := range y {
@@ -81,16 +129,54 @@ func residual(y, x []float64) (std, corr float64) {
 	}
 	meanR /= n
 	meanX /= n
+	d := make([]float64, len(y)) // the centred residual
 	var varR, varX, cov float64
 	for i := range y {
-		dr, dx := y[i]-x[i]-meanR, x[i]-meanX
-		varR += dr * dr
+		d[i] = y[i] - x[i] - meanR
+		dx := x[i] - meanX
+		varR += d[i] * d[i]
 		varX += dx * dx
-		cov += dr * dx
+		cov += d[i] * dx
 	}
-	std = math.Sqrt(varR / n)
-	if varR == 0 || varX == 0 {
-		return std, 0
+	b := Band{Removed: math.Sqrt(varR / n)}
+	if varR == 0 {
+		return b
 	}
-	return std, cov / math.Sqrt(varR*varX)
+	if varX != 0 {
+		b.Correlation = cov / math.Sqrt(varR*varX)
+	}
+	colSum, rowSum := make([]float64, w), make([]float64, h)
+	var lagX, lagY float64
+	for r := range h {
+		row := d[r*w : (r+1)*w]
+		for c, v := range row {
+			colSum[c] += v
+			rowSum[r] += v
+			if c+1 < w {
+				lagX += v * row[c+1]
+			}
+			if r+1 < h {
+				lagY += v * d[(r+1)*w+c]
+			}
+		}
+	}
+	// The mean lag product over the mean square: the sample autocorrelation
+	// with each lag averaged over its own number of pairs.
+	if w > 1 {
+		b.LagX = lagX / float64(h*(w-1)) / (varR / n)
+	}
+	if h > 1 {
+		b.LagY = lagY / float64((h-1)*w) / (varR / n)
+	}
+	// height·Σ c_x² with c_x = colSum/height is Σ colSum²/height.
+	var colEnergy, rowEnergy float64
+	for _, s := range colSum {
+		colEnergy += s * s
+	}
+	for _, s := range rowSum {
+		rowEnergy += s * s
+	}
+	b.ColumnShare = colEnergy / float64(h) / varR
+	b.RowShare = rowEnergy / float64(w) / varR
+	return b
 }

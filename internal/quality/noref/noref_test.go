@@ -108,3 +108,194 @@ func TestErrors(t *testing.T) {
 		t.Error("unknown estimator: no error")
 	}
 }
+
+// withResidual returns denoised minus the residual r(y, x, b), so that
+// noisy − result is r: the cube a denoiser that removed r would give.
+func withResidual(noisy *msi.Cube, r func(y, x, b int) float64) *msi.Cube {
+	den := noisy.Clone()
+	for b := range den.Bands {
+		for y := range den.Height {
+			for x := range den.Width {
+				den.Set(y, x, b, noisy.At(y, x, b)-r(y, x, b))
+			}
+		}
+	}
+	return den
+}
+
+// TestStructureOracle checks the lag-1 autocorrelations and the column and
+// row shares against their definitions, computed directly on a random
+// residual of a non-square band.
+func TestStructureOracle(t *testing.T) {
+	const h, w = 9, 14
+	rng := rand.New(rand.NewPCG(5, 6))
+	noisy := smooth(h, w, 2)
+	den := withResidual(noisy, func(y, x, b int) float64 { return rng.NormFloat64() + float64(x%3) })
+	r, err := Assess(noisy, den, noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range noisy.Bands {
+		res := make([]float64, h*w)
+		for i := range res {
+			res[i] = noisy.Band(b)[i] - den.Band(b)[i]
+		}
+		m := stat.Mean(res, nil)
+		at := func(y, x int) float64 { return res[y*w+x] - m }
+		var ss, lx, ly, colE, rowE float64
+		for y := range h {
+			for x := range w {
+				ss += at(y, x) * at(y, x)
+				if x+1 < w {
+					lx += at(y, x) * at(y, x+1)
+				}
+				if y+1 < h {
+					ly += at(y, x) * at(y+1, x)
+				}
+			}
+		}
+		for x := range w {
+			c := 0.0
+			for y := range h {
+				c += at(y, x)
+			}
+			c /= h
+			colE += h * c * c
+		}
+		for y := range h {
+			c := 0.0
+			for x := range w {
+				c += at(y, x)
+			}
+			c /= w
+			rowE += w * c * c
+		}
+		msq := ss / (h * w)
+		want := []float64{lx / (h * (w - 1)) / msq, ly / ((h - 1) * w) / msq, colE / ss, rowE / ss}
+		got := r.Bands[b]
+		for i, g := range []float64{got.LagX, got.LagY, got.ColumnShare, got.RowShare} {
+			if math.Abs(g-want[i]) > 1e-12 {
+				t.Errorf("band %d: statistic %d is %v, want %v", b, i, g, want[i])
+			}
+		}
+	}
+}
+
+// TestStructureOfResiduals is the use case on synthetic truth: white noise
+// leaves no structure, stripes put their energy in the column means, and
+// a residual that is a scaled copy of the image correlates with the output
+// and with its neighbours.
+func TestStructureOfResiduals(t *testing.T) {
+	const h, w, bands = 96, 80, 3
+	clean := smooth(h, w, bands)
+	rng := rand.New(rand.NewPCG(7, 8))
+	white := make([]float64, h*w*bands)
+	for i := range white {
+		white[i] = 15 * rng.NormFloat64()
+	}
+	noisy := clean.Clone()
+	for i := range noisy.Data {
+		noisy.Data[i] += white[i]
+	}
+
+	// Exactly the noise removed: white.
+	r, err := Assess(noisy, clean, noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, band := range r.Bands {
+		// 4/√(h·w) is four standard errors of a white autocorrelation;
+		// the shares of white noise are 1/h and 1/w in expectation.
+		tol := 4 / math.Sqrt(h*w)
+		if math.Abs(band.LagX) > tol || math.Abs(band.LagY) > tol || math.Abs(band.Correlation) > tol ||
+			math.Abs(band.ColumnShare-1.0/h) > 0.01 || math.Abs(band.RowShare-1.0/w) > 0.01 {
+			t.Errorf("white residual, band %d: %+v; want lags and correlation ≈ 0, shares ≈ %.3f, %.3f", b, band, 1.0/h, 1.0/w)
+		}
+	}
+
+	// Stripes: the noise plus offsets of ±40 on every seventh column.
+	offsets := make([]float64, w)
+	for x := 0; x < w; x += 7 {
+		offsets[x] = float64(40 - 80*(x/7%2))
+	}
+	striped := withResidual(noisy, func(y, x, b int) float64 { return white[(b*h+y)*w+x] + offsets[x] })
+	r, err = Assess(noisy, striped, noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, band := range r.Bands {
+		if band.ColumnShare < 0.4 || band.RowShare > 0.05 || band.LagY < 0.4 || math.Abs(band.LagX) > 0.1 {
+			t.Errorf("striped residual, band %d: %+v; want column share and vertical lag > 0.4, row share and horizontal lag ≈ 0", b, band)
+		}
+	}
+	if r.Max.ColumnShare < r.Min.ColumnShare || r.Mean.ColumnShare < r.Min.ColumnShare || r.Mean.ColumnShare > r.Max.ColumnShare {
+		t.Errorf("column share: mean %v outside [min %v, max %v]", r.Mean.ColumnShare, r.Min.ColumnShare, r.Max.ColumnShare)
+	}
+
+	// Image leaked: the residual is the noise plus a fifth of the centred
+	// image band, so the output (the clean band less that fifth) and the
+	// residual share the image's structure.
+	leaked := withResidual(noisy, func(y, x, b int) float64 {
+		return white[(b*h+y)*w+x] + 0.2*(clean.At(y, x, b)-120)
+	})
+	r, err = Assess(noisy, leaked, noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, band := range r.Bands {
+		if band.Correlation < 0.2 || band.LagX < 0.1 || band.LagY < 0.1 {
+			t.Errorf("leaked image, band %d: %+v; want correlation > 0.2 and both lags > 0.1", b, band)
+		}
+	}
+	// Half the image removed from a noiseless cube: the residual is the
+	// output, correlation 1.
+	r, err = Assess(clean, withResidual(clean, func(y, x, b int) float64 { return 0.5 * clean.At(y, x, b) }), noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Min.Correlation < 0.99 || r.Min.LagX < 0.9 || r.Min.LagY < 0.9 {
+		t.Errorf("residual = half the image: least correlation %v, lags %v, %v; want ≈ 1", r.Min.Correlation, r.Min.LagX, r.Min.LagY)
+	}
+}
+
+// TestConstantResidual: a residual without variance has no structure; the
+// statistics are 0, not NaN.
+func TestConstantResidual(t *testing.T) {
+	noisy := smooth(8, 8, 2)
+	r, err := Assess(noisy, withResidual(noisy, func(y, x, b int) float64 { return 3 }), noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, band := range r.Bands {
+		if band != (Band{Sigma: band.Sigma}) {
+			t.Errorf("constant residual: %+v, want zeros", band)
+		}
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	nan := math.NaN()
+	mean, lo, hi := summarise([]Band{
+		{Sigma: 1, Removed: 2, Correlation: -0.5, LagX: 0.1, LagY: 0.3, ColumnShare: 0.2, RowShare: nan},
+		{Sigma: 3, Removed: 4, Correlation: 0.5, LagX: 0.3, LagY: 0.1, ColumnShare: 0.4, RowShare: 0.1},
+	})
+	wantMean := Band{Sigma: 2, Removed: 3, Correlation: 0, LagX: 0.2, LagY: 0.2, ColumnShare: 0.3}
+	wantLo := Band{Sigma: 1, Removed: 2, Correlation: -0.5, LagX: 0.1, LagY: 0.1, ColumnShare: 0.2}
+	wantHi := Band{Sigma: 3, Removed: 4, Correlation: 0.5, LagX: 0.3, LagY: 0.3, ColumnShare: 0.4}
+	for _, c := range []struct {
+		name      string
+		got, want Band
+	}{{"mean", mean, wantMean}, {"min", lo, wantLo}, {"max", hi, wantHi}} {
+		if !math.IsNaN(c.got.RowShare) {
+			t.Errorf("%s row share %v: a NaN band must make it NaN", c.name, c.got.RowShare)
+		}
+		c.got.RowShare = 0
+		g, w := fields(&c.got), fields(&c.want)
+		for i := range g {
+			if math.Abs(*g[i]-*w[i]) > 1e-15 {
+				t.Errorf("%s: %+v, want %+v", c.name, c.got, c.want)
+				break
+			}
+		}
+	}
+}
