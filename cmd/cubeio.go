@@ -11,6 +11,7 @@ import (
 	"tdsc/internal/formats/array"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/pipeline"
 	"tdsc/internal/report"
 )
 
@@ -52,13 +53,6 @@ func (c *cubeFlags) readOptions() (msi.ReadOptions, error) {
 	return o, nil
 }
 
-// isArray reports whether the format of s is an array file, whose scale
-// is chosen from the data and whose axes can be in any order.
-func isArray(s msi.Storage) bool {
-	f := formats.Named(s.Format)
-	return f != nil && f.Info().Takes&msi.TakesAxes != 0
-}
-
 // open reads the cube at path as the flags say (its Stored says how) and,
 // for an array file, says on stderr which scale it was read with.
 func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
@@ -66,18 +60,7 @@ func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	cube, err := formats.OpenWith(path, o)
-	if err != nil {
-		return nil, err
-	}
-	if src := cube.Stored; isArray(src) {
-		how := "given"
-		if o.Scale == 0 {
-			how = "auto"
-		}
-		report.OrDiscard(log).Logf("read %s: %s %s %s, values ×%.6g to the [0, 255] scale (%s)", path, src.Format, src.DType, cube.Size(), src.Scale, how)
-	}
-	return cube, nil
+	return pipeline.Open(path, o, log)
 }
 
 // openLike reads a cube to compare with one read as src (a reference, an
@@ -93,7 +76,7 @@ func (c *cubeFlags) openLike(path string, src msi.Storage) (*msi.Cube, error) {
 		return formats.Open(path)
 	}
 	o := msi.ReadOptions{Axes: c.axes}
-	if isArray(src) {
+	if pipeline.IsArray(src) {
 		o.Scale = src.Scale
 	} else if ro, err := c.readOptions(); err == nil {
 		o.Scale = ro.Scale

@@ -155,12 +155,3 @@ clip the values to [0, 255] (a warning says how many).`,
 	cf.register(f, true)
 	return c
 }
-
-// formatSigmas lists per-band noise levels on one line.
-func formatSigmas(s []float64) string {
-	parts := make([]string, len(s))
-	for i, v := range s {
-		parts[i] = fmt.Sprintf("%.2f", v)
-	}
-	return strings.Join(parts, " ")
-}
