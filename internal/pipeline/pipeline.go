@@ -32,6 +32,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -371,7 +372,9 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 		}
 	}
 	removed, err := repair.Remove(ctx, noisy, det, run, opts)
-	if err != nil {
+	if errors.Is(err, repair.ErrAllMasked) {
+		return nil, "", fmt.Errorf("%s: %w", j.Input, err)
+	} else if err != nil {
 		return nil, "", err
 	}
 	how := " (sparse noise removed: " + kinds(det) + "; "
