@@ -80,8 +80,9 @@ type Job struct {
 	// Force replaces existing outputs.
 	Force bool
 
-	// KeepCubes asks for the input and the result in the Outcome (for
-	// scoring against a reference); the job then needs the whole cube.
+	// KeepCubes asks for the input and the result in the Outcome, for
+	// scoring against a reference (--ref); the job then needs the whole
+	// cube.
 	KeepCubes bool
 	// Check, if not nil, is called with the input once it is read, before
 	// any work: an error stops the job (a reference of the wrong size).
@@ -364,6 +365,11 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 			bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
 	}
 	out.Sigma = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
+	// The method's settings are checked before the cube is repaired, so
+	// that a setting the cube cannot take is said as such.
+	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
+		return nil, "", err
+	}
 	if d, ok := j.Method.(denoise.Drafter); ok {
 		draft := d.Draft()
 		opts.Draft = func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {

@@ -372,7 +372,7 @@ func TestStripsRefuseWholeCubeOutputs(t *testing.T) {
 	j := job(in, dir, nil)
 	j.Strips.Lines = 10
 	j.SaveMask = filepath.Join(dir, "m.hdr")
-	if _, err := Run(context.Background(), j); err == nil || !strings.Contains(err.Error(), "--tile: the mask needs the whole cube") {
+	if _, err := Run(context.Background(), j); err == nil || !strings.Contains(err.Error(), "--tile: --save-mask needs the whole cube") {
 		t.Errorf("--tile with a mask: got %v", err)
 	}
 	j.SaveMask = ""

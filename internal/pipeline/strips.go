@@ -45,16 +45,16 @@ func DefaultBudget() int64 {
 func (j *Job) wholeCubeNeeds() string {
 	var why []string
 	if j.KeepCubes {
-		why = append(why, "the caller needs the whole result (score the output with tdsc eval instead)")
+		why = append(why, "--ref needs the whole cube (score the output with tdsc eval instead)")
 	}
 	if j.Noise.PerBand == On {
-		why = append(why, "per-band σ are estimated from the whole cube")
+		why = append(why, "--sigma-per-band estimates σ from the whole cube")
 	}
 	if j.SaveMask != "" {
-		why = append(why, "the mask needs the whole cube")
+		why = append(why, "--save-mask needs the whole cube")
 	}
 	if j.SaveResidual != "" {
-		why = append(why, "the residual needs the whole cube")
+		why = append(why, "--save-residual needs the whole cube")
 	}
 	return strings.Join(why, "; ")
 }
