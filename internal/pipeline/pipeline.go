@@ -187,21 +187,6 @@ func sameOutput(a, b string) bool {
 	return a == b
 }
 
-// outputs returns every path the job writes, for refusing existing ones
-// before any work.
-func (j *Job) outputs() []string {
-	var paths []string
-	for _, p := range []string{j.Out, j.SaveMask, j.SaveResidual} {
-		if p != "" {
-			paths = append(paths, formats.ForWrite(p).Outputs(p)...)
-		}
-	}
-	if j.SaveDictionary != "" {
-		paths = append(paths, j.SaveDictionary)
-	}
-	return paths
-}
-
 // Run runs the job. On error, or when ctx is cancelled, no output is
 // left and the files the outputs would have replaced are as they were.
 func Run(ctx context.Context, j *Job) (*Outcome, error) {
