@@ -220,6 +220,10 @@ func batchPlan(fl *pflag.FlagSet, planFile string, scenes []string, sigmas []flo
 // method may not.
 var batchSets = []string{"input", "out", "ref", "sigma", "method", "force", "quiet", "threads", denoise.SaveDict.Name}
 
+// batchRefuses are the denoise flags that name an output of their own,
+// which every cell would write over.
+var batchRefuses = []string{"save-mask", "save-residual"}
+
 // checkSize is the cube size values are checked against before a batch
 // runs (checkBatchMethod): larger than any patch, window or rank a method
 // takes, so that only the values themselves are judged; a setting too
@@ -256,6 +260,9 @@ func checkBatchMethod(name string, words []string, baseDir string, sigmas []floa
 		if slices.Contains(batchSets, f.Name) {
 			problems = append(problems, fmt.Sprintf("--%s is set by tdsc batch, not per method", f.Name))
 		}
+		if slices.Contains(batchRefuses, f.Name) {
+			problems = append(problems, fmt.Sprintf("--%s writes one file per run, not one per cell: run tdsc denoise for it", f.Name))
+		}
 	})
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))
@@ -263,6 +270,9 @@ func checkBatchMethod(name string, words []string, baseDir string, sigmas []floa
 	dict := df.settings[denoise.Dict.Name]
 	if fs.Changed(denoise.Dict.Name) && !filepath.IsAbs(dict.text) && dict.text != "" {
 		_ = fs.Set(denoise.Dict.Name, filepath.Join(baseDir, dict.text))
+	}
+	if _, err := df.noise.model(); err != nil {
+		return nil, err
 	}
 	if n, _ := fs.GetInt("tile"); n < 0 {
 		return nil, fmt.Errorf("--tile must be a number of lines ≥ 1, got %d", n)

@@ -13,6 +13,7 @@ import (
 	"tdsc/internal/formats/array"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/pipeline"
 	"tdsc/internal/report"
 )
 
@@ -107,13 +108,6 @@ func tooLargeHelp(err error) error {
 		err, strings.Join(formats.WindowLabels(), " and "))
 }
 
-// isArray reports whether the format of s is an array file, whose scale
-// is chosen from the data and whose axes can be in any order.
-func isArray(s msi.Storage) bool {
-	f := formats.Named(s.Format)
-	return f != nil && f.Info().Takes&msi.TakesAxes != 0
-}
-
 // open reads the cube at path as the flags say (its Stored says how) and,
 // for an array file, says on stderr which scale it was read with.
 func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
@@ -121,16 +115,9 @@ func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	cube, err := formats.OpenWith(path, o)
+	cube, err := pipeline.Open(path, o, log)
 	if err != nil {
 		return nil, tooLargeHelp(err)
-	}
-	if src := cube.Stored; isArray(src) {
-		how := "given"
-		if o.Scale == 0 {
-			how = "auto"
-		}
-		report.OrDiscard(log).Logf("read %s: %s %s %s, values ×%.6g to the [0, 255] scale (%s)", path, src.Format, src.DType, cube.Size(), src.Scale, how)
 	}
 	return cube, nil
 }
@@ -144,7 +131,7 @@ func (c *cubeFlags) openLike(path string, src msi.Storage) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f, _ := formats.ForRead(path); f.Info().Takes&msi.TakesAxes != 0 && isArray(src) {
+	if f, _ := formats.ForRead(path); f.Info().Takes&msi.TakesAxes != 0 && pipeline.IsArray(src) {
 		o.Scale = src.Scale // readOptionsFor has found the format
 	}
 	cube, err := formats.OpenWith(path, o)

@@ -1,11 +1,8 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,9 +12,9 @@ import (
 	"tdsc/internal/methods"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/pipeline"
 	"tdsc/internal/quality/metrics"
 	"tdsc/internal/report"
-	"tdsc/internal/stages/bandwhiten"
 )
 
 // denoiseFlags are the flags of tdsc denoise. The settings of the methods
@@ -30,9 +27,48 @@ type denoiseFlags struct {
 	settings                settingFlags
 	cf                      cubeFlags
 	tf                      tileFlags
-	perBand                 bool
-	estimator               string
+	noise                   noiseFlags
+	saveMask, saveResidual  string
 	force                   bool
+}
+
+// noiseFlags are the noise model's flags, as typed (pipeline.NoiseModel).
+type noiseFlags struct {
+	sparse, stripes, impulses, dead, perBand, estimator string
+}
+
+// register adds the noise model's flags to f.
+func (n *noiseFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&n.sparse, "sparse-noise", string(pipeline.Auto), "auto: look for stripes, dead columns or lines and impulses, say what was found, and remove it around the method; off: Gaussian noise only (no detection)")
+	f.StringVar(&n.stripes, "stripes", string(pipeline.Auto), "auto or off: with off, stripes are neither looked for nor removed")
+	f.StringVar(&n.impulses, "impulses", string(pipeline.Auto), "auto or off: with off, impulses are neither looked for nor removed")
+	f.StringVar(&n.dead, "dead-lines", string(pipeline.Auto), "auto or off: with off, dead columns and lines are neither looked for nor removed")
+	f.StringVar(&n.perBand, "sigma-per-band", string(pipeline.Auto), "on: whiten the bands to their median σ, denoise, restore the bands' scale; off: one σ; auto: whiten when the bands' σ differ (by more than ×"+
+		fmt.Sprint(pipeline.DifferRatio)+") or sparse noise is removed (the bare flag means on)")
+	f.Lookup("sigma-per-band").NoOptDefVal = string(pipeline.On)
+	f.StringVar(&n.estimator, "sigma-estimator", "", "the bands' σ for whitening: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller) (default: the sparse-noise detector's, mad with --sparse-noise off)")
+}
+
+// model returns the noise model the flags give.
+func (n *noiseFlags) model() (pipeline.NoiseModel, error) {
+	var m pipeline.NoiseModel
+	for _, p := range []struct {
+		flag, text string
+		dst        *pipeline.Mode
+		on         bool
+	}{
+		{"sparse-noise", n.sparse, &m.Sparse, false}, {"stripes", n.stripes, &m.Stripes, false},
+		{"impulses", n.impulses, &m.Impulses, false}, {"dead-lines", n.dead, &m.Dead, false},
+		{"sigma-per-band", n.perBand, &m.PerBand, true},
+	} {
+		v, err := pipeline.ParseMode(p.flag, p.text, p.on)
+		if err != nil {
+			return m, err
+		}
+		*p.dst = v
+	}
+	m.Estimator = n.estimator
+	return m, nil
 }
 
 func newDenoiseCmd() *cobra.Command { return newDenoiseCmdWith(new(denoiseFlags)) }
@@ -54,19 +90,25 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	f.StringVarP(&df.method, "method", "m", methods.Default().Name, "denoising method: "+strings.Join(methods.Names(), ", "))
 	f.StringVarP(&df.ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
 	f.BoolVar(&df.force, "force", false, "overwrite existing outputs")
-	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale (estimated from the input when not given)")
+	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale, of every band (estimated from the input when not given)")
 	f.IntVar(&df.threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
 	df.settings = registerSettings(c, declarations(methods.All()))
 	df.cf.register(f, true)
-	f.BoolVar(&df.perBand, "sigma-per-band", false, "estimate σ band by band, whiten the bands to their median σ, denoise, restore the bands' scale (for noise that differs between bands)")
-	f.StringVar(&df.estimator, "sigma-estimator", noise.MAD, "with --sigma-per-band: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller)")
+	df.noise.register(f)
+	f.StringVar(&df.saveMask, "save-mask", "", "also write the pixels treated as missing: a cube of 0 (kept), 1 (impulse), 2 (dead column or line), 3 (both); "+formats.Paths())
+	f.StringVar(&df.saveResidual, "save-residual", "", "also write the removed component, input − result (it should look like noise); "+formats.Paths())
 	f.IntVar(&df.tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
 	f.StringVar(&df.tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive(denoise.Dict.Name, denoise.SaveDict.Name)
-	c.MarkFlagsMutuallyExclusive("sigma", "sigma-per-band")
 	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
 	_ = c.RegisterFlagCompletionFunc("sigma-estimator", cobra.FixedCompletions(
 		[]string{noise.MAD, noise.Regression, noise.Smaller}, cobra.ShellCompDirectiveNoFileComp))
+	autoOff := cobra.FixedCompletions([]string{string(pipeline.Auto), string(pipeline.Off)}, cobra.ShellCompDirectiveNoFileComp)
+	for _, name := range []string{"sparse-noise", "stripes", "impulses", "dead-lines"} {
+		_ = c.RegisterFlagCompletionFunc(name, autoOff)
+	}
+	_ = c.RegisterFlagCompletionFunc("sigma-per-band", cobra.FixedCompletions(
+		[]string{string(pipeline.Auto), string(pipeline.On), string(pipeline.Off)}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
@@ -104,6 +146,17 @@ from the input (`+which(func(s denoise.Spec) bool { return s.SavesDictionary })+
 dictionary (`+which(func(s denoise.Spec) bool { return s.TakesDictionary })+`) codes with --dict instead of learning one, and with
 neither --beta nor --sigma uses the β and σ the dictionary was learned with.`) + `
 
+` + wrap(`Noise: by default the input is searched for sparse noise (stripes, dead columns
+or lines, impulses) and for a σ per band that it does not inflate, and what was found is said
+on stderr. Sparse noise that was found is removed around the method: stripe offsets subtracted,
+impulse and dead pixels filled as missing, the bands whitened by their σ, then a second pass from
+the first's result (for nonlocal the first pass is a cheaper draft). Without sparse noise, bands
+whose σ differ by more than ×`+fmt.Sprint(pipeline.DifferRatio)+` are whitened and denoised (as
+--sigma-per-band on); otherwise the method runs with one σ, exactly as with --sparse-noise off.
+--stripes, --impulses and --dead-lines off leave one kind alone; --sparse-noise off skips the
+search. A given --sigma is the σ of every band: nothing is whitened. --save-mask and
+--save-residual write what was treated as missing and what was removed.`) + `
+
 σ: --sigma, else estimated from the input (and said on stderr). --out is a PNG stack
 folder (16-bit, clipped to [0, 255]), an ENVI .hdr (float32, lossless; the header
 records the method and its settings), a .npy or a .mat. With --ref it also prints
@@ -111,7 +164,8 @@ the eval table of the input and the result on stdout.
 
 ` + wrap(`A cube in a format read in strips (`+strings.Join(formats.WindowLabels(), ", ")+`) whose run would not fit in --max-memory (or any, with --tile) is
 read, denoised and written in strips of lines with a halo; for `+which(func(s denoise.Spec) bool { return s.ExactStrips })+` the
-result is the whole cube's, bit for bit.`)
+result is the whole cube's, bit for bit. Strips treat Gaussian noise with one σ only: the
+search for sparse noise, per-band σ, --save-mask and --save-residual need the whole cube.`)
 }
 
 // build returns the method the flags of f name, with the settings they
@@ -140,95 +194,48 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 	if d.input == "" || d.out == "" {
 		return fmt.Errorf("--input and --out are required")
 	}
-	if f.Changed("sigma-estimator") && !d.perBand {
-		return fmt.Errorf("--sigma-estimator applies only with --sigma-per-band")
-	}
-	save := d.settings[denoise.SaveDict.Name].text
-	if !d.force {
-		if err := formats.RefuseExisting(d.out); err != nil {
-			return err
-		}
-	}
-	if err := refuseExisting(d.force, save); err != nil {
+	model, err := d.noise.model()
+	if err != nil {
 		return err
+	}
+	// The cube is read whole only when it fits --max-memory: the same
+	// budget bounds the read and sizes the strips.
+	d.cf.maxMemory = d.tf.maxMemory
+	ro, err := d.cf.readOptionsFor(d.input)
+	if err != nil {
+		return flagError(err)
+	}
+	job := &pipeline.Job{
+		Input: d.input, Read: ro, Sigma: d.sigma, Noise: model,
+		Out: d.out, SaveDictionary: d.settings[denoise.SaveDict.Name].text, SaveMask: d.saveMask, SaveResidual: d.saveResidual,
+		WriteOptions: func(src msi.Storage) msi.WriteOptions { return d.cf.writeOptions(src, d.force) },
+		Force:        d.force, KeepCubes: d.ref != "", Program: "tdsc " + version,
 	}
 	log := newReporter(cmd)
-	spec, m, known, err := d.build(f, log)
-	if err != nil {
+	job.Report = log
+	if job.Spec, job.Method, job.Known, err = d.build(f, log); err != nil {
 		return err
 	}
-	if tiled, budget, err := d.tf.decide(d.input, d.out, &d.cf, spec, d.ref != "", d.perBand, log); err != nil {
-		return flagError(err)
-	} else if tiled {
-		r := stripRun{input: d.input, out: d.out, save: save, force: d.force, sigma: d.sigma, known: known, cf: &d.cf,
-			lines: d.tf.lines, budget: budget, spec: spec, method: m, log: log}
-		return flagError(r.run(cmd.Context()))
-	}
-	noisy, err := d.cf.open(d.input, log)
-	if err != nil {
-		return flagError(err)
+	job.Strips.Lines = d.tf.lines
+	if job.Strips.Budget, err = memoryBudget(d.tf.maxMemory); err != nil {
+		return err
 	}
 	var clean *msi.Cube
 	if d.ref != "" {
-		if clean, err = d.cf.openLike(d.ref, noisy.Stored); err != nil {
-			return err
-		}
-		if !clean.SameSize(noisy) {
-			return fmt.Errorf("reference %s is %s but the input %s is %s", d.ref, clean.Size(), d.input, noisy.Size())
-		}
-	}
-	start := time.Now()
-	var (
-		result *msi.Cube
-		res    denoise.Result
-		sigma  float64
-	)
-	if d.perBand {
-		sigmas, err := noise.EstimateBands(noisy, d.estimator)
-		if err != nil {
-			return flagError(err)
-		}
-		log.Logf("estimated σ per band (%s): %s", d.estimator, formatSigmas(sigmas))
-		sigma = bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian)
-		result, err = bandwhiten.Denoise(cmd.Context(), func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
-			out, r, err := m.Denoise(ctx, c, s)
-			res = r
-			return out, err
-		}, noisy, sigmas, bandwhiten.Options{})
-		if err != nil {
-			return flagError(err)
-		}
-	} else {
-		if sigma, err = denoise.ResolveSigma(noisy, d.sigma, known, log); err != nil {
-			return flagError(err)
-		}
-		if result, res, err = m.Denoise(cmd.Context(), noisy, sigma); err != nil {
-			return flagError(err)
+		job.Check = func(noisy *msi.Cube) error {
+			if clean, err = d.cf.openLike(d.ref, noisy.Stored); err != nil {
+				return err
+			}
+			if !clean.SameSize(noisy) {
+				return fmt.Errorf("reference %s is %s but the input %s is %s", d.ref, clean.Size(), d.input, noisy.Size())
+			}
+			return nil
 		}
 	}
-	// The small dictionary goes first, so that a failure to write either
-	// output leaves neither behind.
-	learned := res.Dictionary
-	if save == "" {
-		learned = nil
+	done, err := pipeline.Run(cmd.Context(), job)
+	if err != nil {
+		return flagError(err)
 	}
-	if learned != nil {
-		if err := learned.WriteFile(save, d.force); err != nil {
-			return err
-		}
-	}
-	result.Metadata = noisy.Metadata // the scene's, unchanged
-	result.Processing = describe(spec.Name, sigma, res)
-	if d.perBand {
-		result.Processing += " (bands whitened to σ = " + fmt.Sprintf("%.4g", sigma) + " by their " + d.estimator + " estimates)"
-	}
-	if _, err := writeCube(d.out, result, d.cf.writeOptions(noisy.Stored, d.force), log); err != nil {
-		if learned != nil {
-			os.Remove(save)
-		}
-		return err
-	}
-	log.Logf("wrote %s (%.1f s in all)", d.out, time.Since(start).Seconds())
 	if clean == nil {
 		return nil
 	}
@@ -236,7 +243,7 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 	for _, r := range []struct {
 		name string
 		cube *msi.Cube
-	}{{d.input, noisy}, {d.out, result}} {
+	}{{d.input, done.Noisy}, {d.out, done.Result}} {
 		rep, err := metrics.Evaluate(cmd.Context(), clean, r.cube)
 		if err != nil {
 			return err
@@ -244,16 +251,6 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 		rows = append(rows, evalRow{input: r.name, rep: rep, wavelengths: r.cube.Wavelengths})
 	}
 	return writeEvalTable(cmd.OutOrStdout(), rows, false)
-}
-
-// describe is the output's metadata line: the method, the noise level and
-// the settings the run used.
-func describe(method string, sigma float64, res denoise.Result) string {
-	parts := []string{"tdsc " + version + " denoise --method " + method, "sigma=" + fmt.Sprint(sigma)}
-	for _, p := range res.Settings {
-		parts = append(parts, p.Name+"="+p.Value)
-	}
-	return strings.Join(parts, " ")
 }
 
 // andList joins words as "a", "a and b" or "a, b and c".

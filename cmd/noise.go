@@ -156,12 +156,3 @@ clip the values to [0, 255] (a warning says how many).`,
 	cf.registerMemory(f)
 	return c
 }
-
-// formatSigmas lists per-band noise levels on one line.
-func formatSigmas(s []float64) string {
-	parts := make([]string, len(s))
-	for i, v := range s {
-		parts[i] = fmt.Sprintf("%.2f", v)
-	}
-	return strings.Join(parts, " ")
-}

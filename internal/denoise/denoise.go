@@ -284,3 +284,14 @@ func ResolveTrainSigma(noisy *msi.Cube, sigma float64, betaGiven bool, r report.
 	}
 	return s, err
 }
+
+// Drafter is implemented by methods that have a cheaper draft of
+// themselves: a first estimate good enough to be refined by a full run,
+// such as the first pass of package repair, which only re-estimates the
+// sparse noise from it.
+type Drafter interface {
+	Method
+	// Draft returns the draft method, with the same settings where they
+	// apply.
+	Draft() Method
+}

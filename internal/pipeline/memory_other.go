@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cmd
+package pipeline
 
 // totalMemory does not know the machine's RAM outside Linux.
 func totalMemory() (int64, bool) { return 0, false }

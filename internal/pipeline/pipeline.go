@@ -1,0 +1,533 @@
+// Package pipeline runs one denoising job from the input file to the
+// output files: the policy between reading a cube and writing the result,
+// so that the command line only turns flags into a Job.
+//
+// A job reads its input, finds what noise it has, resolves σ, denoises,
+// and writes every output as one (nothing half-written, and on any error
+// or cancellation none of the outputs, with what they would have replaced
+// put back):
+//
+//  1. Strips. A cube in a format read in windows of lines is denoised in
+//     strips when asked (Strips.Lines) or when its whole-cube run would not
+//     fit the memory budget (the method's BytesPerVoxel per voxel plus
+//     FixedMemory). In strips only Gaussian noise with one σ is treated:
+//     finding sparse noise, per-band σ, the mask and the residual need the
+//     whole cube.
+//  2. What the noise is (NoiseModel). By default sparsenoise.Detect looks
+//     for stripes, dead columns and lines and impulses, and for a σ per
+//     band that they do not inflate, and its Summary is logged. Then:
+//     sparse noise found (impulse or dead bands, or stripes of at least
+//     StripeSignificance·σ) is removed around the method by package repair,
+//     the bands whitened by their σ; otherwise bands whose σ differ by more
+//     than DifferRatio are whitened and denoised (package bandwhiten);
+//     otherwise the method runs with one σ (given, or noise.EstimateMedian's)
+//     on the cube as it is, exactly as without the detector.
+//  3. Outputs: the result, and on request the learned dictionary, the mask
+//     of the pixels treated as missing and the residual noisy − result,
+//     each with the input's metadata and a processing line that says how
+//     it was made.
+//
+// σ is on the [0, 255] scale of package msi.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"tdsc/internal/atomicfile"
+	"tdsc/internal/denoise"
+	"tdsc/internal/formats"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/report"
+	"tdsc/internal/stages/bandwhiten"
+	"tdsc/internal/stages/repair"
+	"tdsc/internal/stages/sparsenoise"
+)
+
+// Job is one denoising run.
+type Job struct {
+	// Input is the noisy cube's path, read with Read.
+	Input string
+	Read  msi.ReadOptions
+	// Spec is the method's declaration and Method the method built from
+	// it (Spec.Build); Known is the σ its given dictionary records (0:
+	// none).
+	Spec   denoise.Spec
+	Method denoise.Method
+	Known  float64
+	// Sigma is the noise level on the [0, 255] scale, 0 to resolve it
+	// (Known, else an estimate from the input).
+	Sigma float64
+	// Noise chooses which parts of the noise are looked for and treated.
+	Noise NoiseModel
+	// Strips chooses whether the job runs strip by strip.
+	Strips Strips
+
+	// Out is the result's path. SaveDictionary, SaveMask and SaveResidual,
+	// if not empty, are the paths of the dictionary the method learned
+	// (dictfile), the mask of the pixels treated as missing (a cube of
+	// the codes of MaskCode) and the removed component noisy − result.
+	Out, SaveDictionary, SaveMask, SaveResidual string
+	// WriteOptions returns how the result and the residual are written,
+	// given how the input was stored (Force is set from Force). The mask
+	// is written with the format's defaults.
+	WriteOptions func(input msi.Storage) msi.WriteOptions
+	// Force replaces existing outputs.
+	Force bool
+
+	// KeepCubes asks for the input and the result in the Outcome, for
+	// scoring against a reference (--ref); the job then needs the whole
+	// cube.
+	KeepCubes bool
+	// Check, if not nil, is called with the input once it is read, before
+	// any work: an error stops the job (a reference of the wrong size).
+	Check func(noisy *msi.Cube) error
+	// Program names the program and its version in processing lines
+	// ("tdsc v1.2").
+	Program string
+	// Report receives the log lines and progress (nil: none).
+	Report report.Reporter
+}
+
+// Strips chooses how a job is cut into strips of lines.
+type Strips struct {
+	// Lines is the number of lines of every strip's core: 0 to run whole
+	// unless the cube does not fit Budget (then strips that fit it), a
+	// positive number to run in strips of that many lines (rounded down
+	// to the method's alignment).
+	Lines int
+	// Budget is the memory budget in bytes (0: DefaultBudget).
+	Budget int64
+}
+
+// Outcome is what a job did.
+type Outcome struct {
+	// Path is how the cube was denoised.
+	Path Path
+	// Sigma is the σ the method ran at: the one σ, or the reference level
+	// the bands were whitened to.
+	Sigma float64
+	// BandSigmas are the bands' σ the cube was whitened by (nil on
+	// PathGaussian).
+	BandSigmas []float64
+	// Found is what the sparse-noise detector found (with the parts
+	// switched off removed); nil when it did not run.
+	Found *sparsenoise.Report
+	// Strips is the number of strips, 0 for a whole-cube run.
+	Strips int
+	// Noisy and Result are the input and the result, when Job.KeepCubes.
+	Noisy, Result *msi.Cube
+	// Detect is the time the detector took, Total the whole job's.
+	Detect, Total time.Duration
+}
+
+// MaskCode is the value of a voxel in a saved mask: 0 for a pixel that
+// was denoised as it was, MaskCode(sparsenoise.Impulse) = 1 for an
+// impulse, MaskCode(sparsenoise.Dead) = 2 for a pixel of a dead column or
+// line, 3 for both.
+func MaskCode(bits uint8) float64 { return float64(bits & (sparsenoise.Impulse | sparsenoise.Dead)) }
+
+// Validate returns an error for settings of j that contradict each other,
+// naming the flags of the command line.
+func (j *Job) Validate() error {
+	n := j.Noise
+	if j.Sigma != 0 {
+		if err := denoise.CheckSigma(j.Sigma); err != nil {
+			return err
+		}
+		if n.PerBand == On {
+			return fmt.Errorf("--sigma and --sigma-per-band=on contradict each other: one σ for every band, or one per band")
+		}
+	}
+	if n.Estimator != "" {
+		switch {
+		case n.PerBand == Off:
+			return fmt.Errorf("--sigma-estimator applies only with per-band σ (--sigma-per-band on or auto)")
+		case j.Sigma != 0:
+			return fmt.Errorf("--sigma-estimator applies only without --sigma")
+		}
+		if !slices.Contains([]string{noise.MAD, noise.Regression, noise.Smaller}, n.Estimator) {
+			return fmt.Errorf("--sigma-estimator must be %s, %s or %s, got %q", noise.MAD, noise.Regression, noise.Smaller, n.Estimator)
+		}
+	}
+	if n.Sparse == Off {
+		if n.Stripes == Off || n.Impulses == Off || n.Dead == Off {
+			return fmt.Errorf("--stripes, --impulses and --dead-lines choose parts of the sparse noise: they do not apply with --sparse-noise off")
+		}
+		if j.SaveMask != "" {
+			return fmt.Errorf("--save-mask needs the sparse-noise detection: drop --sparse-noise off")
+		}
+	}
+	for _, p := range []struct{ flag, path string }{{"--save-mask", j.SaveMask}, {"--save-residual", j.SaveResidual}, {"--save-dict", j.SaveDictionary}} {
+		if p.path != "" && sameOutput(p.path, j.Out) {
+			return fmt.Errorf("%s %s is the output --out too", p.flag, p.path)
+		}
+	}
+	if j.SaveMask != "" && sameOutput(j.SaveMask, j.SaveResidual) {
+		return fmt.Errorf("--save-mask and --save-residual are both %s", j.SaveMask)
+	}
+	return nil
+}
+
+// sameOutput reports whether writing a and b would write a common file.
+func sameOutput(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	for _, p := range formats.ForWrite(a).Outputs(a) {
+		if slices.Contains(formats.ForWrite(b).Outputs(b), p) {
+			return true
+		}
+	}
+	return a == b
+}
+
+// Run runs the job. On error, or when ctx is cancelled, no output is
+// left and the files the outputs would have replaced are as they were.
+func Run(ctx context.Context, j *Job) (*Outcome, error) {
+	start := time.Now()
+	log := report.OrDiscard(j.Report)
+	if err := j.Validate(); err != nil {
+		return nil, err
+	}
+	if !j.Force {
+		for _, p := range []string{j.Out, j.SaveMask, j.SaveResidual} {
+			if p == "" {
+				continue
+			}
+			if err := formats.RefuseExisting(p); err != nil {
+				return nil, err
+			}
+		}
+		if err := atomicfile.Refuse(j.SaveDictionary); err != nil {
+			return nil, err
+		}
+	}
+	budget := j.Strips.Budget
+	if budget == 0 {
+		budget = DefaultBudget()
+	}
+	tiled, err := j.decideStrips(budget, log)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{}
+	set := &outputSet{force: j.Force}
+	if tiled {
+		err = j.runStrips(ctx, budget, set, out, log)
+	} else {
+		err = j.runWhole(ctx, set, out, log)
+	}
+	if err != nil {
+		set.rollback()
+		return nil, err
+	}
+	set.commit()
+	out.Total = time.Since(start)
+	log.Logf("wrote %s (%.1f s in all)", j.Out, out.Total.Seconds())
+	return out, nil
+}
+
+// runWhole reads the whole cube, denoises it by the path the noise model
+// chooses and writes the outputs into set.
+func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log report.Reporter) error {
+	noisy, err := Open(j.Input, j.Read, log)
+	if err != nil {
+		return err
+	}
+	if j.Check != nil {
+		if err := j.Check(noisy); err != nil {
+			return err
+		}
+	}
+	var det *sparsenoise.Report
+	if j.Noise.Sparse != Off {
+		t := time.Now()
+		det = j.Noise.withParts(sparsenoise.Detect(noisy))
+		out.Detect = time.Since(t)
+		out.Found = det
+		log.Logf("%s (found in %.1f s)", det.Summary(), out.Detect.Seconds())
+	}
+	path, note := j.Noise.choosePath(det, j.Sigma != 0)
+	if note != "" {
+		log.Logf("%s", note)
+	}
+	out.Path = path
+	var (
+		result *msi.Cube
+		res    denoise.Result
+		how    string
+	)
+	run := func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
+		x, r, err := j.Method.Denoise(ctx, c, s)
+		res = r
+		return x, err
+	}
+	switch path {
+	case PathGaussian:
+		if out.Sigma, err = denoise.ResolveSigma(noisy, j.Sigma, j.Known, log); err != nil {
+			return err
+		}
+		result, err = run(ctx, noisy, out.Sigma)
+	case PathWhitened:
+		var by string
+		if out.BandSigmas, by, err = j.bandSigmas(noisy, det, log); err != nil {
+			return err
+		}
+		out.Sigma = bandwhiten.Reference(out.BandSigmas, bandwhiten.ReferenceMedian)
+		log.Logf("denoising with the bands whitened to σ = %.4g", out.Sigma)
+		result, err = bandwhiten.Denoise(ctx, run, noisy, out.BandSigmas, bandwhiten.Options{})
+		how = fmt.Sprintf(" (bands whitened to σ = %.4g by their %s estimates)", out.Sigma, by)
+	case PathRepair:
+		var removed *repair.Result
+		removed, how, err = j.repair(ctx, noisy, det, run, out, log)
+		if err == nil {
+			result = removed.Estimate
+		}
+	}
+	if err != nil {
+		return err
+	}
+	result.Metadata = noisy.Metadata // the scene's, unchanged
+	result.Processing = j.describe(out.Sigma, res) + how
+	if j.KeepCubes {
+		out.Noisy, out.Result = noisy, result
+	}
+	return j.writeWhole(set, noisy, result, det, res, how, log)
+}
+
+// bandSigmas returns the bands' σ to whiten noisy by: the estimator's the
+// job names, else the detector's, else noise.EstimateBands' mad; and the
+// name of where they came from.
+func (j *Job) bandSigmas(noisy *msi.Cube, det *sparsenoise.Report, log report.Reporter) ([]float64, string, error) {
+	est := j.Noise.Estimator
+	if est == "" && det != nil {
+		return det.Sigma, "sparse-noise detector's", nil
+	}
+	if est == "" {
+		est = noise.MAD
+	}
+	sigmas, err := noise.EstimateBands(noisy, est)
+	if err != nil {
+		return nil, "", err
+	}
+	log.Logf("estimated σ per band (%s): %s", est, FormatSigmas(sigmas))
+	return sigmas, est, nil
+}
+
+// repair removes the sparse noise det found around run (the method; its
+// draft for the first pass when it has one, denoise.Drafter) and returns
+// the processing line's note. A given σ is every band's σ and the bands
+// are not whitened; so too with PerBand Off, at the median of the bands'.
+func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, run repair.Method, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
+	opts := repair.Options{KeepStripes: j.Noise.Stripes == Off}
+	det, err := j.withBandSigmas(noisy, det, log)
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case j.Sigma != 0:
+		sigmas := make([]float64, det.Bands)
+		for b := range sigmas {
+			sigmas[b] = j.Sigma
+		}
+		d := *det
+		d.Sigma = sigmas
+		det, opts.NoWhiten = &d, true
+		log.Logf("removing the sparse noise, then denoising every band at the given σ = %g (not whitened)", j.Sigma)
+	case j.Noise.PerBand == Off:
+		opts.NoWhiten = true
+		log.Logf("removing the sparse noise, then denoising every band at the median σ = %.4g (--sigma-per-band off: not whitened)",
+			bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
+	default:
+		out.BandSigmas = det.Sigma
+		log.Logf("removing the sparse noise, then denoising with the bands whitened to σ = %.4g",
+			bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
+	}
+	out.Sigma = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
+	// The method's settings are checked before the cube is repaired, so
+	// that a setting the cube cannot take is said as such.
+	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
+		return nil, "", err
+	}
+	if d, ok := j.Method.(denoise.Drafter); ok {
+		draft := d.Draft()
+		opts.Draft = func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
+			x, _, err := draft.Denoise(ctx, c, s)
+			return x, err
+		}
+	}
+	removed, err := repair.Remove(ctx, noisy, det, run, opts)
+	if errors.Is(err, repair.ErrAllMasked) {
+		return nil, "", fmt.Errorf("%s: %w", j.Input, err)
+	} else if err != nil {
+		return nil, "", err
+	}
+	how := " (sparse noise removed: " + kinds(det) + "; "
+	if opts.NoWhiten {
+		how += fmt.Sprintf("bands not whitened, σ = %.4g)", out.Sigma)
+	} else {
+		how += fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
+	}
+	return removed, how, nil
+}
+
+// withBandSigmas returns det with the bands' σ of the estimator the job
+// names, if it names one.
+func (j *Job) withBandSigmas(noisy *msi.Cube, det *sparsenoise.Report, log report.Reporter) (*sparsenoise.Report, error) {
+	if j.Noise.Estimator == "" || j.Sigma != 0 {
+		return det, nil
+	}
+	sigmas, err := noise.EstimateBands(noisy, j.Noise.Estimator)
+	if err != nil {
+		return nil, err
+	}
+	log.Logf("estimated σ per band (%s): %s", j.Noise.Estimator, FormatSigmas(sigmas))
+	d := *det
+	d.Sigma = sigmas
+	return &d, nil
+}
+
+// sigmaSource names where the bands' σ of a repair came from.
+func (j *Job) sigmaSource() string {
+	if j.Noise.Estimator != "" {
+		return j.Noise.Estimator
+	}
+	return "sparse-noise detector's"
+}
+
+// kinds names the kinds of sparse noise det holds, for processing lines.
+func kinds(det *sparsenoise.Report) string {
+	var k []string
+	if n := len(det.StripedBands()); n > 0 {
+		k = append(k, fmt.Sprintf("stripes in %d bands", n))
+	}
+	if n := len(det.DeadBands()); n > 0 {
+		k = append(k, fmt.Sprintf("dead columns or lines in %d bands", n))
+	}
+	if n := len(det.ImpulseBands()); n > 0 {
+		k = append(k, fmt.Sprintf("impulses in %d bands", n))
+	}
+	return strings.Join(k, ", ")
+}
+
+// writeWhole writes the dictionary (small, first), the result, the mask
+// and the residual into set.
+func (j *Job) writeWhole(set *outputSet, noisy, result *msi.Cube, det *sparsenoise.Report, res denoise.Result, how string, log report.Reporter) error {
+	if err := j.saveDictionary(set, res); err != nil {
+		return err
+	}
+	opts := j.writeOptions(noisy.Stored)
+	if err := j.writeCube(set, j.Out, result, opts, log); err != nil {
+		return err
+	}
+	if j.SaveMask != "" {
+		mask := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
+		mask.Metadata = noisy.Metadata
+		mask.Fields = nil
+		if det != nil {
+			for i, v := range det.Mask {
+				mask.Data[i] = MaskCode(v)
+			}
+		}
+		mask.Processing = fmt.Sprintf("%s denoise: mask of the pixels treated as missing (1 impulse, 2 dead, 3 both) in %s", j.Program, j.Input)
+		if err := j.writeCube(set, j.SaveMask, mask, msi.WriteOptions{Force: j.Force}, log); err != nil {
+			return err
+		}
+	}
+	if j.SaveResidual != "" {
+		residual := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
+		for i, v := range noisy.Data {
+			residual.Data[i] = v - result.Data[i]
+		}
+		residual.Metadata = noisy.Metadata
+		residual.Processing = "residual input − result of " + result.Processing
+		if err := j.writeCube(set, j.SaveResidual, residual, opts, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// saveDictionary writes the dictionary a run learned, when asked for.
+func (j *Job) saveDictionary(set *outputSet, res denoise.Result) error {
+	if j.SaveDictionary == "" || res.Dictionary == nil {
+		return nil
+	}
+	return set.write([]string{j.SaveDictionary}, func() error { return res.Dictionary.WriteFile(j.SaveDictionary, j.Force) })
+}
+
+// writeCube writes c to path with opts into set and says on log which of
+// c's metadata the output's format cannot keep.
+func (j *Job) writeCube(set *outputSet, path string, c *msi.Cube, opts msi.WriteOptions, log report.Reporter) error {
+	f := formats.ForWrite(path)
+	err := set.write(f.Outputs(path), func() error {
+		_, err := formats.Write(path, c, opts)
+		return err
+	})
+	if err == nil {
+		if lost := formats.Lost(path, &c.Metadata); len(lost) > 0 {
+			log.Logf("%s: a %s keeps no %s", path, f.Info().Label, strings.Join(lost, ", "))
+		}
+	}
+	return err
+}
+
+// writeOptions returns how to write the result of an input stored as src.
+func (j *Job) writeOptions(src msi.Storage) msi.WriteOptions {
+	o := msi.WriteOptions{}
+	if j.WriteOptions != nil {
+		o = j.WriteOptions(src)
+	}
+	o.Force = j.Force
+	return o
+}
+
+// describe is the output's processing line: the method, the noise level
+// and the settings the run used.
+func (j *Job) describe(sigma float64, res denoise.Result) string {
+	parts := []string{j.Program + " denoise --method " + j.Spec.Name, "sigma=" + fmt.Sprint(sigma)}
+	for _, p := range res.Settings {
+		parts = append(parts, p.Name+"="+p.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Open reads the cube at path with opts and, for an array file (whose
+// scale is chosen from the data), says on log which scale it was read
+// with.
+func Open(path string, opts msi.ReadOptions, log report.Reporter) (*msi.Cube, error) {
+	cube, err := formats.OpenWith(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if src := cube.Stored; IsArray(src) {
+		how := "given"
+		if opts.Scale == 0 {
+			how = "auto"
+		}
+		report.OrDiscard(log).Logf("read %s: %s %s %s, values ×%.6g to the [0, 255] scale (%s)", path, src.Format, src.DType, cube.Size(), src.Scale, how)
+	}
+	return cube, nil
+}
+
+// IsArray reports whether the format of s is an array file, whose scale
+// is chosen from the data and whose axes can be in any order.
+func IsArray(s msi.Storage) bool {
+	f := formats.Named(s.Format)
+	return f != nil && f.Info().Takes&msi.TakesAxes != 0
+}
+
+// FormatSigmas lists per-band noise levels on one line.
+func FormatSigmas(s []float64) string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = fmt.Sprintf("%.2f", v)
+	}
+	return strings.Join(parts, " ")
+}

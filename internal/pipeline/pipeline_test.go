@@ -1,0 +1,399 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/formats"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/report"
+	"tdsc/internal/stages/repair"
+	"tdsc/internal/stages/sparsenoise"
+)
+
+// smoother is a cheap Gaussian denoiser for tests: every voxel becomes the
+// mean of its 3×3 neighbourhood in its band. It records the σ of its runs.
+type smoother struct{ sigmas *[]float64 }
+
+func (s smoother) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, denoise.Result{}, err
+	}
+	if s.sigmas != nil {
+		*s.sigmas = append(*s.sigmas, sigma)
+	}
+	out := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
+	for b := range noisy.Bands {
+		for y := range noisy.Height {
+			for x := range noisy.Width {
+				sum, n := 0.0, 0
+				for dy := -1; dy <= 1; dy++ {
+					for dx := -1; dx <= 1; dx++ {
+						if yy, xx := y+dy, x+dx; yy >= 0 && yy < noisy.Height && xx >= 0 && xx < noisy.Width {
+							sum += noisy.At(yy, xx, b)
+							n++
+						}
+					}
+				}
+				out.Set(y, x, b, sum/float64(n))
+			}
+		}
+	}
+	return out, denoise.Result{Settings: denoise.Params("window", 3)}, nil
+}
+
+func (smoother) Check(float64, int, int, int) error { return nil }
+
+var smootherSpec = denoise.Spec{Name: "smoother", BytesPerVoxel: 64}
+
+// scene returns a smooth h×w×bands cube in [40, 200].
+func scene(h, w, bands int) *msi.Cube {
+	c := msi.NewCube(h, w, bands)
+	for b := range bands {
+		for y := range h {
+			for x := range w {
+				c.Set(y, x, b, 120+60*math.Sin(float64(x)/7+float64(b)/5)*math.Cos(float64(y)/9))
+			}
+		}
+	}
+	return c
+}
+
+// writeInput writes c as an ENVI cube in dir and returns its path.
+func writeInput(t *testing.T, dir string, c *msi.Cube) string {
+	t.Helper()
+	p := filepath.Join(dir, "in.hdr")
+	if _, err := formats.Write(p, c, msi.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// withImpulses returns c with salt-and-pepper impulses on a fraction of the
+// pixels of bands 1 and 2.
+func withImpulses(c *msi.Cube, fraction float64) *msi.Cube {
+	out := c.Clone()
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, b := range []int{1, 2} {
+		band := out.Band(b)
+		for i := range band {
+			if r.Float64() < fraction {
+				band[i] = float64(255 * r.IntN(2))
+			}
+		}
+	}
+	return out
+}
+
+func TestChoosePath(t *testing.T) {
+	flat := &sparsenoise.Report{Height: 4, Width: 4, Bands: 3, Sigma: []float64{10, 11, 12},
+		Impulses: make([]int, 3), StripeOffsets: make([][]float64, 3), DeadColumns: make([][]int, 3), DeadLines: make([][]int, 3)}
+	varied := &sparsenoise.Report{Height: 4, Width: 4, Bands: 3, Sigma: []float64{10, 30, 70},
+		Impulses: make([]int, 3), StripeOffsets: make([][]float64, 3), DeadColumns: make([][]int, 3), DeadLines: make([][]int, 3)}
+	dead := *flat
+	dead.DeadColumns = [][]int{nil, {2}, nil}
+	for _, c := range []struct {
+		name     string
+		model    NoiseModel
+		det      *sparsenoise.Report
+		given    bool
+		want     Path
+		wantNote bool
+	}{
+		{"no detection", NoiseModel{Sparse: Off}, nil, false, PathGaussian, false},
+		{"no detection, per band on", NoiseModel{Sparse: Off, PerBand: On}, nil, false, PathWhitened, false},
+		{"equal σ", NoiseModel{PerBand: Auto}, flat, false, PathGaussian, false},
+		{"equal σ, per band on", NoiseModel{PerBand: On}, flat, false, PathWhitened, false},
+		{"σ differ", NoiseModel{PerBand: Auto}, varied, false, PathWhitened, false},
+		{"σ differ, per band off", NoiseModel{PerBand: Off}, varied, false, PathGaussian, false},
+		{"σ differ, σ given", NoiseModel{PerBand: Auto}, varied, true, PathGaussian, true},
+		{"dead column", NoiseModel{PerBand: Auto}, &dead, false, PathRepair, false},
+		{"dead column, σ given", NoiseModel{PerBand: Auto}, &dead, true, PathRepair, false},
+	} {
+		got, note := c.model.choosePath(c.det, c.given)
+		if got != c.want || (note != "") != c.wantNote {
+			t.Errorf("%s: path %q, note %q; want %q, note %v", c.name, got, note, c.want, c.wantNote)
+		}
+	}
+}
+
+func TestBandsDiffer(t *testing.T) {
+	for _, c := range []struct {
+		sigmas []float64
+		want   bool
+	}{
+		{[]float64{5.02, 5.88}, false}, // the largest spread of i.i.d. noise measured
+		{[]float64{10, 12.9}, false},
+		{[]float64{10, 13.1}, true},
+		{[]float64{50, 70, 50}, true}, // the smallest spread of σ from {10, 30, 50, 70}
+	} {
+		if got := BandsDiffer(c.sigmas); got != c.want {
+			t.Errorf("BandsDiffer(%v) = %v, want %v", c.sigmas, got, c.want)
+		}
+	}
+}
+
+func TestSignificantStripes(t *testing.T) {
+	r := &sparsenoise.Report{Height: 10, Width: 4, Bands: 3, Sigma: []float64{10, 10, 10},
+		StripeOffsets: [][]float64{{0, 5.7, 0, 0}, nil, {0, 0, -7.5, 1}},
+		Impulses:      make([]int, 3), DeadColumns: make([][]int, 3), DeadLines: make([][]int, 3)}
+	if got := significantStripes(r); !slices.Equal(got, []int{2}) {
+		t.Errorf("significant striped bands %v, want [2] (offsets 0.57σ and −0.75σ)", got)
+	}
+	if sparseFound(r) != true {
+		t.Error("a band with stripes of 0.75σ is not sparse noise found")
+	}
+	r.StripeOffsets[2] = nil
+	if sparseFound(r) {
+		t.Error("stripes of 0.57σ alone are sparse noise found")
+	}
+}
+
+func TestWithParts(t *testing.T) {
+	r := &sparsenoise.Report{Height: 1, Width: 3, Bands: 1, Sigma: []float64{1},
+		Mask: []uint8{sparsenoise.Impulse, sparsenoise.Dead, sparsenoise.Impulse | sparsenoise.Dead}, Impulses: []int{2},
+		DeadColumns: [][]int{{1, 2}}, DeadLines: [][]int{nil}, StripeOffsets: [][]float64{{4, 0, 0}}}
+	got := NoiseModel{Impulses: Off, Stripes: Off}.withParts(r)
+	if !slices.Equal(got.Mask, []uint8{0, sparsenoise.Dead, sparsenoise.Dead}) || got.Impulses[0] != 0 || got.StripeOffsets[0] != nil {
+		t.Errorf("impulses and stripes off: mask %v, impulses %v, offsets %v", got.Mask, got.Impulses, got.StripeOffsets)
+	}
+	if got.DeadColumns[0] == nil {
+		t.Error("impulses off removed the dead columns")
+	}
+	got = NoiseModel{Dead: Off}.withParts(r)
+	if !slices.Equal(got.Mask, []uint8{sparsenoise.Impulse, 0, sparsenoise.Impulse}) || got.DeadColumns[0] != nil {
+		t.Errorf("dead off: mask %v, dead columns %v", got.Mask, got.DeadColumns)
+	}
+	if r.Mask[0] != sparsenoise.Impulse || r.Impulses[0] != 2 || r.StripeOffsets[0] == nil {
+		t.Error("withParts changed its argument")
+	}
+}
+
+// job returns a job of the smoother on input, writing into dir.
+func job(input, dir string, sigmas *[]float64) *Job {
+	return &Job{Input: input, Spec: smootherSpec, Method: smoother{sigmas}, Out: filepath.Join(dir, "out.hdr"), Program: "test"}
+}
+
+// TestGaussianPathUnchanged checks that i.i.d. Gaussian noise is denoised
+// exactly as the method alone, at the estimated or the given σ.
+func TestGaussianPathUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	noisy := noise.Add(nil, scene(48, 40, 6), 20, 1)
+	in := writeInput(t, dir, noisy)
+	read, err := formats.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, given := range []float64{0, 20} {
+		var sigmas []float64
+		j := job(in, dir, &sigmas)
+		j.Sigma, j.Force, j.KeepCubes = given, true, true
+		out, err := Run(context.Background(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := given
+		if want == 0 {
+			want = noise.EstimateMedian(read)
+		}
+		direct, _, _ := smoother{}.Denoise(context.Background(), read, want)
+		if out.Path != PathGaussian || out.Found == nil || !slices.Equal(sigmas, []float64{want}) || !slices.Equal(out.Result.Data, direct.Data) {
+			t.Errorf("σ given %v: path %q, found %v, σ %v (want %v), result equal to the method's: %v",
+				given, out.Path, out.Found != nil, sigmas, want, slices.Equal(out.Result.Data, direct.Data))
+		}
+		if want := "test denoise --method smoother sigma=" + fmt.Sprint(want) + " window=3"; out.Result.Processing != want {
+			t.Errorf("processing %q, want %q", out.Result.Processing, want)
+		}
+	}
+}
+
+func TestRepairPathAndOutputs(t *testing.T) {
+	dir := t.TempDir()
+	clean := scene(48, 40, 6)
+	noisy := withImpulses(noise.Add(nil, clean, 10, 2), 0.1)
+	in := writeInput(t, dir, noisy)
+	j := job(in, dir, nil)
+	j.SaveMask, j.SaveResidual = filepath.Join(dir, "mask.hdr"), filepath.Join(dir, "residual.hdr")
+	j.KeepCubes = true
+	out, err := Run(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Path != PathRepair || !slices.Equal(out.Found.ImpulseBands(), []int{1, 2}) {
+		t.Fatalf("path %q, impulse bands %v; want the repair of bands 1 and 2", out.Path, out.Found.ImpulseBands())
+	}
+	mask, err := formats.Open(j.SaveMask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out.Found.Mask {
+		if mask.Data[i] != MaskCode(v) {
+			t.Fatalf("mask voxel %d is %v, want %v", i, mask.Data[i], MaskCode(v))
+		}
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(mask.Data), func(v float64) bool { return v != 1 })); n < 100 {
+		t.Errorf("the mask marks %d impulses, want about 10 %% of 2 bands of 1920 pixels", n)
+	}
+	residual, err := formats.Open(j.SaveResidual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range residual.Data {
+		if want := out.Noisy.Data[i] - out.Result.Data[i]; math.Abs(v-want) > 1e-4*math.Max(1, math.Abs(want)) { // float32 on disk
+			t.Fatalf("residual voxel %d is %v, want %v", i, v, want)
+		}
+	}
+	if !strings.Contains(out.Result.Processing, "sparse noise removed: impulses in 2 bands") {
+		t.Errorf("processing %q does not say the impulses were removed", out.Result.Processing)
+	}
+	// The repair beats the method on the noisy cube by far.
+	plain, _, _ := smoother{}.Denoise(context.Background(), out.Noisy, 10)
+	if e, p := rmse(out.Result, clean), rmse(plain, clean); !(e < p/2) {
+		t.Errorf("RMSE of the repair %.2f, of the method alone %.2f", e, p)
+	}
+}
+
+func rmse(a, b *msi.Cube) float64 {
+	s := 0.0
+	for i := range a.Data {
+		d := a.Data[i] - b.Data[i]
+		s += d * d
+	}
+	return math.Sqrt(s / float64(len(a.Data)))
+}
+
+// TestRollback checks that a failure to write the last output removes the
+// ones written before it and puts back what they replaced.
+func TestRollback(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir, withImpulses(noise.Add(nil, scene(32, 32, 4), 10, 2), 0.1))
+	old := filepath.Join(dir, "out.hdr")
+	if err := os.WriteFile(old, []byte("old header"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := names(t, dir)
+	j := job(in, dir, nil)
+	j.Force = true
+	j.SaveMask = filepath.Join(dir, "mask.hdr")
+	j.SaveResidual = filepath.Join(dir, "missing", "residual.hdr") // its folder does not exist
+	if _, err := Run(context.Background(), j); err == nil {
+		t.Fatal("no error writing into a missing folder")
+	}
+	if got := names(t, dir); !slices.Equal(got, before) {
+		t.Errorf("after a failed write the folder holds %v, want %v", got, before)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "old header" {
+		t.Errorf("the replaced output holds %q, want it back", b)
+	}
+}
+
+// TestCancelLeavesNothing runs a job whose context is cancelled.
+func TestCancelLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir, noise.Add(nil, scene(32, 32, 4), 10, 2))
+	before := names(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	j := job(in, dir, nil)
+	j.SaveResidual = filepath.Join(dir, "r.hdr")
+	if _, err := Run(ctx, j); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if got := names(t, dir); !slices.Equal(got, before) {
+		t.Errorf("a cancelled job left %v, want %v", got, before)
+	}
+}
+
+// TestAllMasked checks the errors of cubes with nothing left to denoise:
+// a report that masks every pixel, and a cube of zeros, which the detector
+// finds free of noise. Neither leaves an output.
+func TestAllMasked(t *testing.T) {
+	dir := t.TempDir()
+	c := msi.NewCube(16, 16, 3)
+	in := writeInput(t, dir, c)
+	before := names(t, dir)
+	all := &sparsenoise.Report{Height: 16, Width: 16, Bands: 3, Sigma: []float64{10, 10, 10},
+		Mask: slices.Repeat([]uint8{sparsenoise.Dead}, len(c.Data)), StripeOffsets: make([][]float64, 3)}
+	j := job(in, dir, nil)
+	if _, _, err := j.repair(context.Background(), c, all, func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
+		x, _, err := j.Method.Denoise(ctx, c, s)
+		return x, err
+	}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
+		t.Errorf("every pixel masked: got %v, want repair.ErrAllMasked naming %s", err, in)
+	}
+	if _, err := Run(context.Background(), j); err == nil || !strings.Contains(err.Error(), "could not estimate the noise level") {
+		t.Errorf("a cube of zeros: got %v, want the error that its noise level cannot be estimated", err)
+	}
+	if got := names(t, dir); !slices.Equal(got, before) {
+		t.Errorf("the failed jobs left %v", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, c := range []struct {
+		job  Job
+		want string
+	}{
+		{Job{Out: "o.hdr", Sigma: 30, Noise: NoiseModel{PerBand: On}}, "--sigma and --sigma-per-band=on"},
+		{Job{Out: "o.hdr", Noise: NoiseModel{PerBand: Off, Estimator: noise.MAD}}, "--sigma-estimator applies only with per-band σ"},
+		{Job{Out: "o.hdr", Sigma: 30, Noise: NoiseModel{Estimator: noise.MAD}}, "--sigma-estimator applies only without --sigma"},
+		{Job{Out: "o.hdr", Noise: NoiseModel{Estimator: "median"}}, "--sigma-estimator must be"},
+		{Job{Out: "o.hdr", Noise: NoiseModel{Sparse: Off, Stripes: Off}}, "do not apply with --sparse-noise off"},
+		{Job{Out: "o.hdr", SaveMask: "m.hdr", Noise: NoiseModel{Sparse: Off}}, "--save-mask needs the sparse-noise detection"},
+		{Job{Out: "o.hdr", SaveResidual: "o.img"}, "--save-residual o.img is the output --out too"},
+		{Job{Out: "o.hdr", SaveMask: "m.hdr", SaveResidual: "m.hdr"}, "--save-mask and --save-residual are both"},
+		{Job{Out: "o.hdr", Sigma: -1}, "sigma must be"},
+	} {
+		err := c.job.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error with %q", c.job.Noise, err, c.want)
+		}
+	}
+	if err := (&Job{Out: "o.hdr", SaveMask: "m.hdr", SaveResidual: "r.hdr", Sigma: 3}).Validate(); err != nil {
+		t.Errorf("a valid job: %v", err)
+	}
+}
+
+// TestStripsRefuseWholeCubeOutputs checks that strips are refused with
+// what needs the whole cube, and chosen without it.
+func TestStripsRefuseWholeCubeOutputs(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir, noise.Add(nil, scene(40, 16, 3), 10, 2))
+	j := job(in, dir, nil)
+	j.Strips.Lines = 10
+	j.SaveMask = filepath.Join(dir, "m.hdr")
+	if _, err := Run(context.Background(), j); err == nil || !strings.Contains(err.Error(), "--tile: --save-mask needs the whole cube") {
+		t.Errorf("--tile with a mask: got %v", err)
+	}
+	j.SaveMask = ""
+	out, err := Run(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Strips != 4 || out.Found != nil || out.Path != PathGaussian {
+		t.Errorf("in strips: %d strips, detector ran %v, path %q; want 4, false, one σ", out.Strips, out.Found != nil, out.Path)
+	}
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}

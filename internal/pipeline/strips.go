@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/formats"
+	"tdsc/internal/msi"
+	"tdsc/internal/report"
+	"tdsc/internal/tile"
+)
+
+// defaultMemoryFraction of the machine's RAM is the default memory budget;
+// fallbackMemory is the budget where the RAM is not known.
+const (
+	defaultMemoryFraction = 0.5
+	fallbackMemory        = 4 << 30
+)
+
+// FixedMemory is the part of a run's memory that does not grow with the
+// strip: the Go runtime, OpenBLAS's buffers, a method's training sample
+// and dictionary. Strips are sized to the budget less this. (A 1024²×64
+// cube in 2dsc strips sized to the whole budget peaked at 1547 MiB for a
+// 1536 MiB budget.)
+const FixedMemory = 128 << 20
+
+// sigmaWindowLines bounds the lines read to estimate σ of a cube denoised
+// in strips, when σ is not given.
+const sigmaWindowLines = 512
+
+// DefaultBudget returns the memory budget when none is given: half of the
+// machine's RAM, or 4 GiB where it is not known.
+func DefaultBudget() int64 {
+	if total, ok := totalMemory(); ok {
+		return int64(defaultMemoryFraction * float64(total))
+	}
+	return fallbackMemory
+}
+
+// CheckBudget returns an error for a memory budget of n bytes larger than
+// the machine's RAM, where that is known. The message reads after the
+// budget as the user gave it ("2T is more than …").
+func CheckBudget(n int64) error {
+	if total, ok := totalMemory(); ok && n > total {
+		return fmt.Errorf("is more than the machine's RAM (%s)", msi.FormatBytes(total))
+	}
+	return nil
+}
+
+// wholeCubeNeeds says why the job needs the whole cube in memory, or ""
+// when it can run in strips.
+func (j *Job) wholeCubeNeeds() string {
+	var why []string
+	if j.KeepCubes {
+		why = append(why, "--ref needs the whole cube (score the output with tdsc eval instead)")
+	}
+	if j.Noise.PerBand == On {
+		why = append(why, "--sigma-per-band estimates σ from the whole cube")
+	}
+	if j.SaveMask != "" {
+		why = append(why, "--save-mask needs the whole cube")
+	}
+	if j.SaveResidual != "" {
+		why = append(why, "--save-residual needs the whole cube")
+	}
+	return strings.Join(why, "; ")
+}
+
+// decideStrips reports whether the job runs strip by strip: when
+// j.Strips.Lines is given, or when the input is in a format that reads
+// windows of lines and its whole-cube run would need more than the budget
+// (the method's BytesPerVoxel per voxel, and FixedMemory). Strips need an
+// input and an output in formats that read and write windows
+// (formats.CanReadWindows, CanWriteWindows) and nothing that needs the
+// whole cube (wholeCubeNeeds); a forced run without them is an error, an
+// automatic one says why it cannot tile and runs whole.
+func (j *Job) decideStrips(budget int64, log report.Reporter) (bool, error) {
+	if j.Strips.Lines < 0 {
+		return false, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", j.Strips.Lines)
+	}
+	if _, err := formats.ForRead(j.Input); err != nil {
+		return false, err // missing, or of no format
+	}
+	readErr, writeErr := formats.CanReadWindows(j.Input), formats.CanWriteWindows(j.Out)
+	var why string
+	switch {
+	case readErr != nil:
+		why = "the input is " + readErr.Error()
+	case writeErr != nil:
+		why = "the output is " + writeErr.Error()
+	default:
+		why = j.wholeCubeNeeds()
+	}
+	if j.Strips.Lines > 0 {
+		if why != "" {
+			return false, fmt.Errorf("--tile: %s", why)
+		}
+		return true, nil
+	}
+	if readErr != nil {
+		return false, nil // its size is known only once it is read
+	}
+	in, err := formats.OpenWindow(j.Input, j.Read)
+	if err != nil {
+		return false, err
+	}
+	h, w, b := in.Size()
+	in.Close()
+	need := float64(h)*float64(w)*float64(b)*j.Spec.BytesPerVoxel + FixedMemory
+	if need <= float64(budget) {
+		return false, nil
+	}
+	if why != "" {
+		log.Logf("%s: the whole cube needs about %s, more than the memory budget of %s, but it cannot be denoised in strips: %s",
+			j.Input, tile.FormatBytes(int64(need)), tile.FormatBytes(budget), why)
+		return false, nil
+	}
+	return true, nil
+}
+
+// runStrips denoises j.Input into j.Out strip by strip: σ resolved, the
+// strips planned for the method and the budget, what the method learns
+// from the whole cube learned (a Tiler), then every strip denoised and its
+// core written. The header records the settings of the last strip's run
+// (a method that is not a Tiler chooses per strip). Sparse noise is not
+// looked for: its detection needs the whole cube.
+func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
+	in, err := formats.OpenWindow(j.Input, j.Read)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	height, width, bands := in.Size()
+	if j.Noise.Sparse != Off {
+		log.Logf("in strips the sparse noise is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
+	}
+	sigma, err := j.stripSigma(in, log)
+	if err != nil {
+		return err
+	}
+	out.Sigma, out.Path = sigma, PathGaussian
+	geom, exact := denoise.TileGeometry(j.Method, sigma)
+	lines := j.Strips.Lines
+	if lines == 0 {
+		if lines, err = tile.LinesFor(budget-FixedMemory, width, bands, j.Spec.BytesPerVoxel, geom); err != nil {
+			return fmt.Errorf("%s: %v (the budget of %s less %s that does not grow with the strip): raise --max-memory",
+				j.Input, err, tile.FormatBytes(budget), tile.FormatBytes(FixedMemory))
+		}
+	}
+	strips := tile.Plan(height, lines, geom)
+	out.Strips = len(strips)
+	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
+	if exact {
+		how = "the same result as the whole cube"
+	}
+	log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
+		j.Input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(budget))
+	// The strips are garbage as soon as the next is read: the limit makes
+	// the collector return them rather than let the heap grow to twice
+	// what is live. It binds only Go's own memory, so it leaves half of
+	// FixedMemory for what is not (OpenBLAS's buffers): at the whole
+	// budget a 4096²×64 run peaked 15 MiB over it.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget - FixedMemory/2))
+
+	strip, prepared := j.Method, denoise.Result{}
+	if t, ok := j.Method.(denoise.Tiler); ok {
+		if strip, prepared, err = t.PrepareTiles(ctx, in, strips, sigma); err != nil {
+			return err
+		}
+	}
+	meta, err := in.Metadata()
+	if err != nil {
+		return err
+	}
+	w, err := formats.CreateWindow(j.Out, height, width, bands, meta, j.writeOptions(meta.Stored))
+	if err != nil {
+		return err
+	}
+	log.Start("denoising strips", "strips", int64(len(strips)))
+	var last denoise.Result
+	err = tile.Run(ctx, in, w, strips, func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+		out, res, err := strip.Denoise(ctx, c, sigma)
+		last = res
+		return out, err
+	}, func(done, _ int) { log.Update(int64(done), "") })
+	log.Finish()
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	if err := j.saveDictionary(set, prepared); err != nil {
+		w.Abort()
+		return err
+	}
+	w.SetProcessing(j.describe(sigma, last))
+	return set.write(formats.ForWrite(j.Out).Outputs(j.Out), w.Commit)
+}
+
+// stripSigma returns the given σ, or the σ a given dictionary records, or
+// the estimate from at most sigmaWindowLines lines at the middle of the
+// cube (the whole cube's estimate would need the whole cube).
+func (j *Job) stripSigma(in tile.Reader, log report.Reporter) (float64, error) {
+	if j.Sigma != 0 || j.Known != 0 {
+		return denoise.ResolveSigma(nil, j.Sigma, j.Known, log)
+	}
+	height, _, _ := in.Size()
+	n := min(height, sigmaWindowLines)
+	y0 := (height - n) / 2
+	window, err := in.ReadLines(y0, n)
+	if err != nil {
+		return 0, err
+	}
+	log.Logf("estimating σ from lines %d–%d", y0, y0+n-1)
+	return denoise.ResolveSigma(window, 0, 0, log)
+}
