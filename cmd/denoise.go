@@ -150,7 +150,7 @@ neither --beta nor --sigma uses the β and σ the dictionary was learned with.`)
 or lines, impulses) and for a σ per band that it does not inflate, and what was found is said
 on stderr. Sparse noise that was found is removed around the method: stripe offsets subtracted,
 impulse and dead pixels filled as missing, the bands whitened by their σ, then a second pass from
-the first's result (for nonlocal the first pass is a cheaper draft). Without sparse noise, bands
+the first's result (a method with a cheaper draft runs it for the first pass). Without sparse noise, bands
 whose σ differ by more than ×`+fmt.Sprint(pipeline.DifferRatio)+` are whitened and denoised (as
 --sigma-per-band on); otherwise the method runs with one σ, exactly as with --sparse-noise off.
 --stripes, --impulses and --dead-lines off leave one kind alone; --sparse-noise off skips the
