@@ -65,6 +65,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 			"  tdsc eval --noref --noisy scene.mat denoised.mat",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
+			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
 			flags := cmd.Flags()
 			if noRef {
 				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop"} {
