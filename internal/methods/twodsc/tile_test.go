@@ -75,16 +75,17 @@ func TestTilesBitIdentical(t *testing.T) {
 	}
 }
 
-// cancelAfter is a strip reader that counts its reads and cancels ctx
-// after the reads-th.
+// cancelAfter is a strip reader that counts its reads and the lines read
+// and cancels ctx after the reads-th.
 type cancelAfter struct {
 	tiletest.Lines
-	reads, done int
-	cancel      context.CancelFunc
+	reads, done, lines int
+	cancel             context.CancelFunc
 }
 
 func (r *cancelAfter) ReadLines(y0, n int) (*msi.Cube, error) {
 	r.done++
+	r.lines += n
 	if r.done == r.reads {
 		r.cancel()
 	}
@@ -106,7 +107,7 @@ func (p *progress) Update(done int64, _ string) { p.last[len(p.last)-1] = done }
 func (p *progress) Finish()                     {}
 
 // Gathering the training sample from the strips reads windows of a few
-// lines of a wide cube (here 2 lines at a time), reports the lines done
+// lines of a wide cube (here 2 lines at a time), each line once, reports the lines done
 // as a stage of its own, and stops between windows once its context is
 // cancelled; the dictionary is still the whole cube's, bit for bit.
 func TestGatherWindows(t *testing.T) {
@@ -131,8 +132,8 @@ func TestGatherWindows(t *testing.T) {
 	if got, want := res.Dictionary.Atoms.Data, whole.Dictionary.Atoms.Data; !slices.Equal(got, want) {
 		t.Errorf("the dictionary learned from windows of 2 lines differs from the whole cube's")
 	}
-	if r.done < noisy.Height/4 {
-		t.Errorf("%d reads for %d lines: the windows are not of 2 lines", r.done, noisy.Height)
+	if r.done < noisy.Height/4 || r.lines > noisy.Height {
+		t.Errorf("%d reads of %d lines in all for %d lines: the windows are not of 2 lines, each line read once", r.done, r.lines, noisy.Height)
 	}
 	if len(log.stages) == 0 || log.stages[0] != "gathering training patches" || log.totals[0] != int64(noisy.Height) || log.last[0] != int64(noisy.Height) {
 		t.Errorf("reported stages %q, totals %v, last counts %v: want gathering of %d lines first", log.stages, log.totals, log.last, noisy.Height)

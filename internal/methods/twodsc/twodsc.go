@@ -314,16 +314,15 @@ func (o *Options) TileGeometry() tile.Geometry {
 }
 
 // gatherValues bounds the values of a window of lines that sampleTiles
-// reads at once (256 MiB as float64): a fraction of a second to read, so
-// that an interrupt is noticed at once, and many lines of a wide cube, so
-// that the lines read twice (a patch's last p−1 lines are read again with
-// the next window) are few.
-var gatherValues = 1 << 25
+// reads at once (64 MiB as float64): a fraction of a second to read, so
+// that an interrupt is noticed at once.
+var gatherValues = 1 << 23
 
 // sampleTiles cuts the training sample that Train draws over the whole
 // cube's patch positions from the cube of r, read a window of lines at a
 // time within the strips of TileGeometry (never more lines at once than a
-// strip's core and halo, the memory the strips were planned for), so that
+// strip's core and halo, the memory the strips were planned for), each
+// line once, so that
 // learning from it gives Train's result on the whole cube. It returns the
 // patches and the whole cube's grid, reports the lines done on log and
 // stops with ctx.Err() between windows once ctx is cancelled: on a cube of
@@ -343,6 +342,10 @@ func sampleTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, o Opti
 	log.Start("gathering training patches", "lines", int64(h))
 	defer log.Finish()
 	j := 0 // the sample's indices increase with the patch's first line
+	// The last lines read, from line heldTop: a patch that begins in one
+	// window ends in the next, which reads only the lines after them.
+	var held *msi.Cube
+	heldTop := 0
 	for _, s := range strips {
 		lines := min(s.Core.Len(), max(1, gatherValues/(w*b)))
 		for start := s.Core.Start; start < s.Core.End; start += lines {
@@ -356,10 +359,22 @@ func sampleTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, o Opti
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
-			top := firstLine(j)
-			c, err := r.ReadLines(top, firstLine(end-1)+o.Patch-top)
-			if err != nil {
-				return nil, nil, err
+			top, bottom := firstLine(j), firstLine(end-1)+o.Patch
+			from := top // the first line to read
+			if held != nil {
+				from = max(top, min(heldTop+held.Height, bottom))
+			}
+			var c *msi.Cube
+			if from < bottom {
+				if c, err = r.ReadLines(from, bottom-from); err != nil {
+					return nil, nil, err
+				}
+			}
+			if from > top {
+				c = stackLines(held.Crop(top-heldTop, 0, 0, from-top, w, b), c)
+			}
+			if keep := min(c.Height, o.Patch-1); keep > 0 {
+				held, heldTop = c.Crop(c.Height-keep, 0, 0, keep, w, b), bottom-keep
 			}
 			wg, err := patch.NewGrid(c.Height, w, b, o.Patch, o.Depth, o.Stride)
 			if err != nil {
@@ -377,6 +392,20 @@ func sampleTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, o Opti
 	}
 	log.Update(int64(h), "") // the last lines hold no patch's first line
 	return x, g, nil
+}
+
+// stackLines returns the lines of a followed by those of b (nil: none), a
+// cube of the width and bands of both.
+func stackLines(a, b *msi.Cube) *msi.Cube {
+	if b == nil {
+		return a
+	}
+	c := msi.NewCube(a.Height+b.Height, a.Width, a.Bands)
+	for band := range c.Bands {
+		n := copy(c.Band(band), a.Band(band))
+		copy(c.Band(band)[n:], b.Band(band))
+	}
+	return c
 }
 
 // atomShape returns the M and K of the atoms that o's patches are coded
