@@ -74,7 +74,7 @@ known) or by --band (1-based number).`,
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(f, false)
 	cf.registerMemory(f)
-	c.MarkFlagsMutuallyExclusive("band", "wavelength")
+	excludeEachOther(c, "band", "wavelength")
 	return c
 }
 

@@ -157,8 +157,8 @@ adds every band; --csv prints the same rows, --json every band) of:
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
 	cf.register(f, false)
 	cf.registerMemory(f)
-	c.MarkFlagsMutuallyExclusive("csv", "json")
-	c.MarkFlagsMutuallyExclusive("ref", "noref")
+	excludeEachOther(c, "csv", "json")
+	excludeEachOther(c, "ref", "noref")
 	return c
 }
 
