@@ -174,7 +174,7 @@ cell failed, 130 when interrupted.`,
 	f.BoolVar(&force, "force", false, "redo cells whose results are current")
 	f.BoolVar(&keep, "keep-outputs", false, "keep the denoised cubes (SCENE/sigmaS-seedN/LABEL.hdr)")
 	f.IntVar(&threads, "threads", 0, "worker goroutines of each denoise run (default: all cores); results do not depend on it")
-	c.MarkFlagsMutuallyExclusive("shard", "only")
+	excludeEachOther(c, "shard", "only")
 	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
 	c.AddCommand(newBatchReportCmd())
 	return c
@@ -343,6 +343,6 @@ every cell's wall time and peak memory.`,
 	}
 	c.Flags().BoolVar(&asCSV, "csv", false, "print CSV")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.MarkFlagsMutuallyExclusive("csv", "json")
+	excludeEachOther(c, "csv", "json")
 	return c
 }

@@ -29,6 +29,7 @@ known) or by --band (1-based number).`,
 		Example: "  tdsc compare --ref balloons_ms --out fig4.png noisy30.hdr denoised30",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
+			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
 			if ref == "" || out == "" {
 				return fmt.Errorf("--ref and --out are required")
 			}
@@ -73,7 +74,7 @@ known) or by --band (1-based number).`,
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(f, false)
 	cf.registerMemory(f)
-	c.MarkFlagsMutuallyExclusive("band", "wavelength")
+	excludeEachOther(c, "band", "wavelength")
 	return c
 }
 

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,6 +27,11 @@ type cubeFlags struct {
 	// maxMemory is --max-memory, the memory budget of whole-cube reads
 	// (see memoryBudget); commands without the flag keep the default.
 	maxMemory string
+	// ctx, when set, stops reading and writing cubes once it is
+	// cancelled: a command sets it to its own context (cmd.Context())
+	// before it reads, so that SIGINT or SIGTERM stop it at once. Nil
+	// reads and writes to the end.
+	ctx context.Context
 }
 
 func (c *cubeFlags) register(f *pflag.FlagSet, output bool) {
@@ -115,7 +121,7 @@ func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	cube, err := pipeline.Open(path, o, log)
+	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, log) })
 	if err != nil {
 		return nil, tooLargeHelp(err)
 	}
@@ -134,7 +140,7 @@ func (c *cubeFlags) openLike(path string, src msi.Storage) (*msi.Cube, error) {
 	if f, _ := formats.ForRead(path); f.Info().Takes&msi.TakesAxes != 0 && pipeline.IsArray(src) {
 		o.Scale = src.Scale // readOptionsFor has found the format
 	}
-	cube, err := formats.OpenWith(path, o)
+	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return formats.OpenWith(path, o) })
 	if err != nil {
 		return nil, tooLargeHelp(err)
 	}
@@ -146,9 +152,9 @@ func (c *cubeFlags) openLike(path string, src msi.Storage) (*msi.Cube, error) {
 // units), with --dtype's element type; with --dtype input, the input's,
 // or for a type that is read but not written the one that holds it
 // (array.Writable). Other formats store the working scale in their own
-// layout.
+// layout. The write stops, leaving nothing, once c.ctx is cancelled.
 func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
-	w := msi.WriteOptions{Force: force}.Like(src, c.dtype == "input")
+	w := msi.WriteOptions{Force: force, Context: c.ctx}.Like(src, c.dtype == "input")
 	if c.dtype != "input" {
 		w.DType = c.dtype
 	} else if w.DType != "" {

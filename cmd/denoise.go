@@ -201,6 +201,7 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 	// The cube is read whole only when it fits --max-memory: the same
 	// budget bounds the read and sizes the strips.
 	d.cf.maxMemory = d.tf.maxMemory
+	d.cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading --ref and writing the outputs
 	ro, err := d.cf.readOptionsFor(d.input)
 	if err != nil {
 		return flagError(err)

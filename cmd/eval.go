@@ -65,6 +65,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 			"  tdsc eval --noref --noisy scene.mat denoised.mat",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
+			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
 			flags := cmd.Flags()
 			if noRef {
 				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop"} {
@@ -156,8 +157,8 @@ adds every band; --csv prints the same rows, --json every band) of:
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
 	cf.register(f, false)
 	cf.registerMemory(f)
-	c.MarkFlagsMutuallyExclusive("csv", "json")
-	c.MarkFlagsMutuallyExclusive("ref", "noref")
+	excludeEachOther(c, "csv", "json")
+	excludeEachOther(c, "ref", "noref")
 	return c
 }
 

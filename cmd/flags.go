@@ -37,6 +37,23 @@ func warnDeprecated(cmd *cobra.Command) {
 	})
 }
 
+// excludeEachOther makes giving both flag a and flag b of c an error that
+// names them, checked before the command runs. (Cobra's own flag groups,
+// MarkFlagsMutuallyExclusive, say "if any flags in the group [a b] are
+// set none of the others can be".)
+func excludeEachOther(c *cobra.Command, a, b string) {
+	next := c.PreRunE
+	c.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if cmd.Flags().Changed(a) && cmd.Flags().Changed(b) {
+			return fmt.Errorf("--%s and --%s exclude each other: give one of them", a, b)
+		}
+		if next != nil {
+			return next(cmd, args)
+		}
+		return nil
+	}
+}
+
 // flagError names the flag of an *option.Error in err's message: a reason
 // that starts with the setting's name gets dashes ("--beta must be …"),
 // another gets the flag in front ("--weights: …"). Other errors pass as

@@ -48,6 +48,7 @@ band within 10 nm of it, else the middle band.`,
 			"  tdsc inspect --noisy noisy30.hdr --ref balloons_ms --band 12 --pixel 100,200 --pixel 300,40 --out px.png denoised30.hdr",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
 			denoisedPath := args[0]
 			if noisyPath == "" || out == "" {
 				return fmt.Errorf("--noisy and --out are required")
@@ -138,7 +139,7 @@ band within 10 nm of it, else the middle band.`,
 	f.StringArrayVar(&pixels, "pixel", nil, "ROW,COLUMN (1-based) of a pixel whose spectra to plot; repeatable (default: the centre and the four quadrant centres)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(f, false)
-	c.MarkFlagsMutuallyExclusive("band", "wavelength")
+	excludeEachOther(c, "band", "wavelength")
 	return c
 }
 

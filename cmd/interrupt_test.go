@@ -1,17 +1,21 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // cancelOn is a stderr that calls cancel as soon as a write contains
@@ -106,6 +110,123 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, inputs) {
 		t.Errorf("interrupted train left %v beside its input", names)
+	}
+}
+
+// sparseENVI writes dir/name.hdr and a sparse dir/name.img for a
+// height×width×bands uint8 cube: no disk used, read at the speed of memory,
+// but every value is decoded, so a large one takes seconds to read.
+func sparseENVI(t *testing.T, dir, name string, height, width, bands int) {
+	t.Helper()
+	hdr := fmt.Sprintf("ENVI\nsamples = %d\nlines = %d\nbands = %d\nheader offset = 0\nfile type = ENVI Standard\ndata type = 1\ninterleave = bsq\nbyte order = 0\n",
+		width, height, bands)
+	if err := os.WriteFile(filepath.Join(dir, name+".hdr"), []byte(hdr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, name+".img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(int64(height) * int64(width) * int64(bands)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSignalStopsLongRuns starts the tdsc executable (this test binary,
+// which TestMain puts on PATH) on cubes large enough that a command runs
+// for many seconds, sends SIGINT or SIGTERM in the middle of the long part
+// and checks that it exits with status 130 within 2 s, says it was
+// interrupted and leaves nothing beside its inputs. The long parts are
+// reading whole cubes (eval, noise), simulating noise and writing it
+// (noise, later), and gathering the training sample from the strips of a
+// cube larger than memory (denoise --tile, signalled once it reports that
+// stage).
+func TestSignalStopsLongRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads cubes of gigabytes")
+	}
+	tdsc, err := exec.LookPath("tdsc")
+	if err != nil {
+		t.Fatalf("tdsc is not on PATH: %v", err)
+	}
+	dir := t.TempDir()
+	sparseENVI(t, dir, "big", 2500, 2500, 31)    // 1.5 GiB as float64: seconds to read
+	sparseENVI(t, dir, "huge", 20000, 20000, 31) // 12.4 GB: strips only
+	inputs := dirNames(t, dir)
+	for _, c := range []struct {
+		name   string
+		args   []string
+		sig    syscall.Signal
+		delay  time.Duration // after the start, or
+		marker string        // once stderr says this
+	}{
+		{"eval", []string{"eval", "--ref", "big.hdr", "big.hdr"}, syscall.SIGINT, 500 * time.Millisecond, ""},
+		{"eval --noref", []string{"eval", "--noref", "--noisy", "big.hdr", "big.hdr"}, syscall.SIGTERM, 500 * time.Millisecond, ""},
+		{"noise, reading", []string{"noise", "--input", "big.hdr", "--sigma", "30", "--out", "n.hdr"}, syscall.SIGTERM, 500 * time.Millisecond, ""},
+		{"noise, later", []string{"noise", "--input", "big.hdr", "--sigma", "30", "--out", "n.npy"}, syscall.SIGINT, 4 * time.Second, ""},
+		{"denoise --tile", []string{"denoise", "--method", "2dsc", "--tile", "200", "--input", "huge.hdr", "--sigma", "30", "--out", "d.hdr"},
+			syscall.SIGINT, 0, "gathering training patches"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(tdsc, c.args...)
+			cmd.Dir = dir
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// A run that outlives the test's patience is killed, not waited for.
+			guard := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+			defer guard.Stop()
+			var log strings.Builder
+			seen := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				lines := bufio.NewScanner(stderr)
+				for lines.Scan() {
+					log.WriteString(lines.Text() + "\n")
+					if c.marker != "" && strings.Contains(lines.Text(), c.marker) {
+						close(seen)
+						c.marker = ""
+					}
+				}
+			}()
+			if c.delay > 0 {
+				time.Sleep(c.delay)
+			} else {
+				select {
+				case <-seen:
+				case <-done:
+					t.Fatalf("tdsc %s ended before it said %q", strings.Join(c.args, " "), c.marker)
+				}
+			}
+			sent := time.Now()
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			err = cmd.Wait()
+			took := time.Since(sent)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+				t.Errorf("tdsc %s: %v after %v, want exit status 130\n%s", strings.Join(c.args, " "), err, c.sig, log.String())
+			}
+			if took > 2*time.Second {
+				t.Errorf("tdsc %s took %v to stop after %v, want at most 2 s", strings.Join(c.args, " "), took.Round(time.Millisecond), c.sig)
+			}
+			if !strings.HasSuffix(log.String(), "tdsc: interrupted\n") {
+				t.Errorf("stderr does not end with the interrupt:\n%s", log.String())
+			}
+			if names := dirNames(t, dir); !slices.Equal(names, inputs) {
+				t.Errorf("the interrupted run left %v beside its inputs %v", names, inputs)
+			}
+		})
 	}
 }
 

@@ -58,6 +58,7 @@ clip the values to [0, 255] (a warning says how many).`,
 			"  tdsc noise --input balloons_ms --case mixture --seed 1 --out c5.hdr",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --out are required")
 			}
@@ -103,20 +104,26 @@ clip the values to [0, 255] (a warning says how many).`,
 			if err != nil {
 				return flagError(err)
 			}
-			var (
+			// Simulating fills a new cube: abandoned when interrupted.
+			type simulated struct {
 				noisy   *msi.Cube
 				applied *noise.Applied
-				what    string
-			)
-			if caseName != "" {
-				noisy, applied, err = noise.SimulateCase(nil, clean, qrnnCase, spec.Seed)
-				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)
-			} else {
-				noisy, applied, err = noise.Simulate(nil, clean, spec)
-				what = spec.Resolve().String()
 			}
+			sim, err := interruptible(cmd.Context(), func() (s simulated, err error) {
+				if caseName != "" {
+					s.noisy, s.applied, err = noise.SimulateCase(nil, clean, qrnnCase, spec.Seed)
+				} else {
+					s.noisy, s.applied, err = noise.Simulate(nil, clean, spec)
+				}
+				return s, err
+			})
 			if err != nil {
 				return flagError(err)
+			}
+			noisy, applied := sim.noisy, sim.applied
+			what := spec.Resolve().String()
+			if caseName != "" {
+				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)
 			}
 			drawn := applied.Lines()
 			noisy.Metadata = clean.Metadata // the scene's, unchanged

@@ -47,12 +47,14 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 		if err != nil {
 			return flagError(err)
 		}
-		var rep *noref.Report
-		if noisy != nil {
-			rep, err = noref.Assess(noisy, x, estimator)
-		} else {
-			rep, err = noref.Assess(x, nil, estimator)
-		}
+		// The statistics are computed into a new report: abandoned when
+		// interrupted.
+		rep, err := interruptible(cf.ctx, func() (*noref.Report, error) {
+			if noisy != nil {
+				return noref.Assess(noisy, x, estimator)
+			}
+			return noref.Assess(x, nil, estimator)
+		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", in, flagError(err))
 		}

@@ -33,6 +33,7 @@ slices side by side, contrast-normalised per atom).`,
 		Example: "  tdsc train --input noisy30.hdr --sigma 30 --save-dict dict30.json --atoms-png atoms30.png",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --save-dict are required")
 			}
@@ -57,7 +58,9 @@ slices side by side, contrast-normalised per atom).`,
 			if err != nil {
 				return flagError(err)
 			}
-			level, err := denoise.ResolveTrainSigma(noisy, sigma, v.Has(denoise.Beta), log)
+			level, err := interruptible(cmd.Context(), func() (float64, error) { // estimating σ reads the whole cube
+				return denoise.ResolveTrainSigma(noisy, sigma, v.Has(denoise.Beta), log)
+			})
 			if err != nil {
 				return flagError(err)
 			}

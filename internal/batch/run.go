@@ -219,7 +219,12 @@ func (r *Runner) runCell(ctx context.Context, c Cell, clean *msi.Cube) (*Result,
 		return nil, fmt.Errorf("denoise: %v", err)
 	}
 	if !r.KeepOutputs {
-		defer removeCube(out)
+		defer func() {
+			removeCube(out)
+			if stderr.forward { // after the child's "wrote" line, the truth
+				report.OrDiscard(r.Report).Logf("  %s: removed %s (--keep-outputs keeps the denoised cubes)", c.ID(), out)
+			}
+		}()
 	}
 	x, err := formats.Open(out)
 	if err != nil {

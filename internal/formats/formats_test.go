@@ -2,6 +2,7 @@ package formats
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"image"
 	"image/png"
@@ -408,5 +409,36 @@ func TestWindowRefusals(t *testing.T) {
 	}
 	if _, err := OpenWindow(filepath.Join(dir, "w.hdr"), msi.ReadOptions{Axes: "BHW"}); err == nil || !strings.Contains(err.Error(), "fixed layout") {
 		t.Errorf("axes for an ENVI window: %v", err)
+	}
+}
+
+// TestWriteCancelled checks that every format's Write, and every window
+// writer, stops with the context's error once WriteOptions.Context is
+// cancelled, and leaves nothing behind: what an interrupted command
+// relies on.
+func TestWriteCancelled(t *testing.T) {
+	c := randomCube(rand.New(rand.NewPCG(5, 6)), 6, 4, 3, 0, 255)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	opts := msi.WriteOptions{Context: ctx}
+	for _, f := range All {
+		dir := t.TempDir()
+		path := filepath.Join(dir, samplePaths[f.Info().Name])
+		if _, err := Write(path, c, opts); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Write with a cancelled context: %v, want context.Canceled", f.Info().Name, err)
+		}
+		if _, ok := f.(msi.WindowCreator); ok {
+			w, err := CreateWindow(path, c.Height, c.Width, c.Bands, msi.Metadata{}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.WriteLines(c, 0); !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: WriteLines with a cancelled context: %v, want context.Canceled", f.Info().Name, err)
+			}
+			w.Abort()
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s: a cancelled write left %v", f.Info().Name, entries)
+		}
 	}
 }

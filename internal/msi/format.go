@@ -1,6 +1,7 @@
 package msi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -236,6 +237,10 @@ type WriteOptions struct {
 	// would write (a folder holding nothing but PNG files, say), so a
 	// mistyped path cannot wipe an unrelated folder.
 	Force bool
+	// Context, when not nil, stops the write once it is cancelled: a
+	// format checks it between bands (or before each large step), removes
+	// what it has written and returns the context's error (see Err).
+	Context context.Context
 
 	// The fields below apply to formats that take them (Info.Takes):
 	// others store the working scale in their own layout. Like fills
@@ -263,6 +268,16 @@ func (o WriteOptions) Like(s Storage, keepDType bool) WriteOptions {
 		o.DType = s.DType
 	}
 	return o
+}
+
+// Err returns the error of o.Context once it is cancelled, and nil
+// before or when there is no context: what a writer checks between
+// bands.
+func (o WriteOptions) Err() error {
+	if o.Context == nil {
+		return nil
+	}
+	return o.Context.Err()
 }
 
 // WriteInfo reports what a write did.

@@ -82,7 +82,7 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 // Write writes c as an ENVI float32 cube (see write); the array options
 // of opts do not apply.
 func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
-	return msi.WriteInfo{}, write(path, c, opts.Force)
+	return msi.WriteInfo{}, write(path, c, opts)
 }
 
 // OpenWindow opens the cube for reading a window of lines at a time (see
@@ -94,7 +94,7 @@ func (format) OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, e
 // CreateWindow starts an ENVI output written a window of lines at a time
 // (see Writer).
 func (format) CreateWindow(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
-	return create(path, height, width, bands, meta, opts.Force)
+	return create(path, height, width, bands, meta, opts)
 }
 
 // ENVI data types read by this package (the "data type" header field).
@@ -544,12 +544,13 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 // Both files are written under temporary names in the same folder and
 // renamed into place as a pair (package atomicfile): on error neither is
 // changed and the temporary files are removed. An existing .hdr or .img is
-// an *atomicfile.ExistsError unless force is set.
-func write(path string, c *msi.Cube, force bool) error {
+// an *atomicfile.ExistsError unless opts.Force is set. Once opts.Context is
+// cancelled the write stops between bands with its error.
+func write(path string, c *msi.Cube, opts msi.WriteOptions) error {
 	if err := c.Check(); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	w, err := create(path, c.Height, c.Width, c.Bands, c.Metadata, force)
+	w, err := create(path, c.Height, c.Width, c.Bands, c.Metadata, opts)
 	if err != nil {
 		return err
 	}

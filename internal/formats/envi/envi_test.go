@@ -371,13 +371,13 @@ func TestENVIOverwriteAndFailure(t *testing.T) {
 
 	// An existing data file alone blocks the write.
 	writeFile(t, dir, "n.img", []byte("old"))
-	if err := write(hdr, first, false); err == nil || !strings.Contains(err.Error(), "n.img") {
+	if err := write(hdr, first, msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "n.img") {
 		t.Fatalf("got %v, want a refusal naming n.img", err)
 	}
-	if err := write(hdr, first, true); err != nil {
+	if err := write(hdr, first, msi.WriteOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := write(hdr, second, false); err == nil || !strings.Contains(err.Error(), hdr) || !strings.Contains(err.Error(), "already exists") {
+	if err := write(hdr, second, msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), hdr) || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("got %v, want an 'already exists' error naming %s", err, hdr)
 	}
 
@@ -385,7 +385,7 @@ func TestENVIOverwriteAndFailure(t *testing.T) {
 	// cube and no temporary files.
 	bad := second.Clone()
 	bad.Set(2, 3, 4, math.NaN())
-	err := write(hdr, bad, true)
+	err := write(hdr, bad, msi.WriteOptions{Force: true})
 	if err == nil || !strings.Contains(err.Error(), "n.img") || !strings.Contains(err.Error(), "band 4, line 2, sample 3") {
 		t.Fatalf("got %v, want an error naming n.img and the NaN's position", err)
 	}
@@ -403,14 +403,14 @@ func TestENVIOverwriteAndFailure(t *testing.T) {
 	// Values too large for float32 are refused, not stored as infinity.
 	huge := msi.NewCube(1, 1, 1)
 	huge.Data[0] = 1e300
-	if err := write(filepath.Join(dir, "h.hdr"), huge, false); err == nil || !strings.Contains(err.Error(), "float32") {
+	if err := write(filepath.Join(dir, "h.hdr"), huge, msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "float32") {
 		t.Fatalf("got %v, want a float32 range error", err)
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"n.hdr", "n.img"}) {
 		t.Fatalf("folder holds %v after a failed write", names)
 	}
 
-	if err := write(hdr, second, true); err != nil {
+	if err := write(hdr, second, msi.WriteOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err = openCube(hdr); err != nil || !slices.Equal(got.Data, float32Values(second.Data)) {
@@ -431,7 +431,7 @@ func BenchmarkOpenENVI(b *testing.B) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	c := randomCube(rng, 512, 512, 31, -60, 315)
 	hdr := filepath.Join(b.TempDir(), "n.hdr")
-	if err := write(hdr, c, false); err != nil {
+	if err := write(hdr, c, msi.WriteOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -446,7 +446,7 @@ func BenchmarkWriteENVI(b *testing.B) {
 	c := randomCube(rng, 512, 512, 31, -60, 315)
 	hdr := filepath.Join(b.TempDir(), "n.hdr")
 	for b.Loop() {
-		if err := write(hdr, c, true); err != nil {
+		if err := write(hdr, c, msi.WriteOptions{Force: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

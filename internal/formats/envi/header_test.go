@@ -60,7 +60,7 @@ func TestENVIHeaderFieldsSurvive(t *testing.T) {
 	}
 	c.Processing = "tdsc denoise --method 2dsc"
 	out := filepath.Join(dir, "out.hdr")
-	if err := write(out, c, false); err != nil {
+	if err := write(out, c, msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	text, err := os.ReadFile(out)
@@ -104,7 +104,7 @@ func TestMetadataWithoutFields(t *testing.T) {
 	c.NoData, c.HasNoData = -9999.5, true
 	c.Processing = "tdsc noise"
 	out := filepath.Join(dir, "m.hdr")
-	if err := write(out, c, false); err != nil {
+	if err := write(out, c, msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	text, err := os.ReadFile(out)
@@ -145,7 +145,7 @@ func TestMetadataWithoutFields(t *testing.T) {
 	c.Fields = []msi.Field{field("wavelength units", "Micrometers")}
 	c.Wavelengths = []float64{400, 500, 1650}
 	c.FWHM = nil
-	if err := write(out, c, true); err != nil {
+	if err := write(out, c, msi.WriteOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if back, err = openCube(out); err != nil || !slices.Equal(back.Wavelengths, c.Wavelengths) {

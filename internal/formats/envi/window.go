@@ -120,13 +120,15 @@ type writer struct {
 	lines                *msi.Lines
 	buf                  []byte
 	hdrPath, path        string
+	opts                 msi.WriteOptions // its Err stops WriteLines between bands
 }
 
 // create starts the ENVI float32 cube at path (its .hdr or .img
 // extension, if any, replaced as write does) for a height×width×bands cube
 // whose header carries meta (see headerText). An existing output is an
-// *atomicfile.ExistsError unless force is set.
-func create(path string, height, width, bands int, meta msi.Metadata, force bool) (*writer, error) {
+// *atomicfile.ExistsError unless opts.Force is set; once opts.Context is
+// cancelled, WriteLines returns its error.
+func create(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (*writer, error) {
 	if height < 1 || width < 1 || bands < 1 {
 		return nil, fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
 	}
@@ -134,23 +136,24 @@ func create(path string, height, width, bands int, meta msi.Metadata, force bool
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	hdrPath, imgPath := outputPaths(path)
-	hdr, err := atomicfile.Create(hdrPath, force)
+	hdr, err := atomicfile.Create(hdrPath, opts.Force)
 	if err != nil {
 		return nil, err
 	}
-	img, err := atomicfile.Create(imgPath, force)
+	img, err := atomicfile.Create(imgPath, opts.Force)
 	if err != nil {
 		hdr.Abort()
 		return nil, err
 	}
 	return &writer{height: height, width: width, bands: bands, meta: meta, hdr: hdr, img: img, lines: msi.NewLines(height),
-		hdrPath: hdrPath, path: imgPath}, nil
+		hdrPath: hdrPath, path: imgPath, opts: opts}, nil
 }
 
 // WriteLines writes the lines of c as lines y0 .. y0+c.Height−1 of the
 // output. c must have the output's width and band count; each line may be
 // written once. A value that is NaN or does not fit in a float32 is an
-// error, as in write.
+// error, as in write; so is the cancellation of the writer's context,
+// checked before every band.
 func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
 	if c.Width != w.width || c.Bands != w.bands || len(c.Data) != c.Height*c.Width*c.Bands {
 		return fmt.Errorf("%s: a block of %s for a %d×%d×%d cube", w.path, c.Size(), w.height, w.width, w.bands)
@@ -164,6 +167,9 @@ func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
 	}
 	buf := w.buf[:4*band]
 	for b := range c.Bands {
+		if err := w.opts.Err(); err != nil {
+			return err
+		}
 		for i, v := range c.Band(b) {
 			f := float32(v)
 			if math.IsNaN(v) || math.IsInf(float64(f), 0) {

@@ -65,7 +65,7 @@ func TestWriterMatchesWrite(t *testing.T) {
 	c.Wavelengths = []float64{400, 410.5, 420}
 	c.Fields = []msi.Field{field("map info", "{UTM, 1, 1}"), field("description", "{a scene}")}
 	c.Processing = "tdsc denoise --method 2dsc"
-	if err := write(filepath.Join(dir, "whole.hdr"), c, false); err != nil {
+	if err := write(filepath.Join(dir, "whole.hdr"), c, msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A scale multiplies the values as Open's does.
@@ -85,7 +85,7 @@ func TestWriterMatchesWrite(t *testing.T) {
 		t.Error("a negative scale was accepted")
 	}
 
-	w, err := create(filepath.Join(dir, "blocks.hdr"), c.Height, c.Width, c.Bands, c.Metadata, false)
+	w, err := create(filepath.Join(dir, "blocks.hdr"), c.Height, c.Width, c.Bands, c.Metadata, msi.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestWriterMatchesWrite(t *testing.T) {
 // refused without force.
 func TestWriterFailures(t *testing.T) {
 	dir := t.TempDir()
-	w, err := create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, false)
+	w, err := create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, msi.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +150,10 @@ func TestWriterFailures(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "o.img"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, false); !errors.Is(err, fs.ErrExist) {
+	if _, err := create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, msi.WriteOptions{}); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("existing output: %v", err)
 	}
-	w, err = create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, true)
+	w, err = create(filepath.Join(dir, "o.hdr"), 4, 2, 2, msi.Metadata{}, msi.WriteOptions{Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

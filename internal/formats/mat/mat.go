@@ -146,7 +146,7 @@ func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteI
 	if variable == "" {
 		variable = "cube"
 	}
-	clipped, err := write(file, variable, c, axes, t, scale, opts.Force)
+	clipped, err := write(file, variable, c, axes, t, scale, opts)
 	return msi.WriteInfo{Clipped: clipped}, err
 }
 
@@ -330,9 +330,10 @@ var classOf = map[array.Type]matfile.Class{
 // write writes c divided by scale to file as a level-5 MAT-file
 // (little-endian, uncompressed) holding the variable variable of element
 // type t with its dimensions in the order axes, and, when c has
-// wavelengths, a 1×B double variable "wavelengths". It returns the number
-// of values clipped to an integer type's range.
-func write(file, variable string, c *msi.Cube, axes string, t array.Type, scale float64, force bool) (int, error) {
+// wavelengths, a 1×B double variable "wavelengths", as opts says (Force;
+// a cancelled Context stops it before the file is created). It returns
+// the number of values clipped to an integer type's range.
+func write(file, variable string, c *msi.Cube, axes string, t array.Type, scale float64, opts msi.WriteOptions) (int, error) {
 	if !matfile.ValidName(variable) {
 		return 0, fmt.Errorf("%s: %q cannot be a MATLAB variable name (a letter, then letters, digits or underscores, at most 63)", file, variable)
 	}
@@ -344,7 +345,10 @@ func write(file, variable string, c *msi.Cube, axes string, t array.Type, scale 
 	if err != nil {
 		return 0, fmt.Errorf("%s: %v", file, err)
 	}
-	out, err := atomicfile.Create(file, force)
+	if err := opts.Err(); err != nil { // encoding a large cube takes a while
+		return 0, err
+	}
+	out, err := atomicfile.Create(file, opts.Force)
 	if err != nil {
 		return 0, err
 	}

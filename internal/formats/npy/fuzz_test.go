@@ -70,7 +70,7 @@ func FuzzReadNPY(f *testing.F) {
 				t.Fatalf("element type %q", dtype)
 			}
 			path := filepath.Join(t.TempDir(), "back.npy")
-			if _, err := write(path, c, axes, array.Float64, 1, false); err != nil {
+			if _, err := write(path, c, axes, array.Float64, 1, msi.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			back, err := Format.Open(path, msi.ReadOptions{Axes: axes, Scale: 1})

@@ -119,7 +119,7 @@ func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteI
 	if err != nil {
 		return msi.WriteInfo{}, err
 	}
-	clipped, err := write(path, c, axes, t, scale, opts.Force)
+	clipped, err := write(path, c, axes, t, scale, opts)
 	return msi.WriteInfo{Clipped: clipped}, err
 }
 
@@ -219,15 +219,20 @@ func headerFor(t array.Type, dims [3]int) header {
 }
 
 // write writes c divided by scale to path as a .npy array of element type
-// t (little-endian), C order, with the dimensions in the order axes. It
-// returns the number of values clipped to an integer type's range.
-func write(path string, c *msi.Cube, axes string, t array.Type, scale float64, force bool) (int, error) {
+// t (little-endian), C order, with the dimensions in the order axes, as
+// opts says (Force, Context: a cancelled context stops it, leaving
+// nothing). It returns the number of values clipped to an integer type's
+// range.
+func write(path string, c *msi.Cube, axes string, t array.Type, scale float64, opts msi.WriteOptions) (int, error) {
 	dims := array.Dims(axes, c.Height, c.Width, c.Bands)
 	raw, clipped, err := array.Encode(c, array.NewLayout(dims, axes, false), t, scale, 0)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %v", path, err)
 	}
-	f, err := atomicfile.Create(path, force)
+	if err := opts.Err(); err != nil { // encoding a large cube takes a while
+		return 0, err
+	}
+	f, err := atomicfile.Create(path, opts.Force)
 	if err != nil {
 		return 0, err
 	}
@@ -235,11 +240,31 @@ func write(path string, c *msi.Cube, axes string, t array.Type, scale float64, f
 		f.Abort()
 		return 0, fmt.Errorf("%s: %v", path, err)
 	}
-	if _, err := f.Write(raw); err != nil {
+	if err := writeChunks(f, raw, opts); err != nil {
 		f.Abort()
-		return 0, fmt.Errorf("%s: %v", path, err)
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return clipped, atomicfile.Commit(f)
+}
+
+// chunkBytes is how much writeChunks writes between checks of the
+// context: a few milliseconds of disk.
+const chunkBytes = 16 << 20
+
+// writeChunks writes raw to w, chunkBytes at a time, and stops with the
+// error of opts.Context once it is cancelled.
+func writeChunks(w io.Writer, raw []byte, opts msi.WriteOptions) error {
+	for len(raw) > 0 {
+		if err := opts.Err(); err != nil {
+			return err
+		}
+		n := min(len(raw), chunkBytes)
+		if _, err := w.Write(raw[:n]); err != nil {
+			return err
+		}
+		raw = raw[n:]
+	}
+	return nil
 }
 
 // lineRuns returns where lines y0 .. y0+n−1 of an array of dimensions
@@ -474,7 +499,7 @@ func (format) CreateWindow(path string, height, width, bands int, meta msi.Metad
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return &writer{path: path, f: f, dims: dims, axes: axes, t: t, scale: scale, width: width, bands: bands,
-		offset: int64(offset), lines: msi.NewLines(height)}, nil
+		offset: int64(offset), lines: msi.NewLines(height), opts: opts}, nil
 }
 
 // writer writes a .npy array a window of lines at a time
@@ -491,10 +516,15 @@ type writer struct {
 	width, bands int
 	offset       int64 // of the values
 	lines        *msi.Lines
+	opts         msi.WriteOptions // its Err stops WriteLines
 }
 
-// WriteLines writes the lines of c as lines y0 .. y0+c.Height−1.
+// WriteLines writes the lines of c as lines y0 .. y0+c.Height−1, unless
+// the writer's context is cancelled.
 func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
+	if err := w.opts.Err(); err != nil {
+		return err
+	}
 	if c.Width != w.width || c.Bands != w.bands || len(c.Data) != c.Height*c.Width*c.Bands {
 		return fmt.Errorf("%s: a block of %s for a cube %d wide with %d bands", w.path, c.Size(), w.width, w.bands)
 	}

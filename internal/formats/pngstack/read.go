@@ -70,7 +70,7 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 // Write writes c as a stack in the folder path, its files named after the
 // folder (see writeStack).
 func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
-	clipped, err := writeStack(path, c, "", opts.Force)
+	clipped, err := writeStack(path, c, "", opts)
 	return msi.WriteInfo{Clipped: clipped}, err
 }
 

@@ -29,10 +29,11 @@ import (
 // The bands are written in parallel into a temporary folder beside dir
 // (.<name>.tmp-*) that is renamed to dir at the end and removed on any
 // error (package atomicfile). An existing dir is an *atomicfile.ExistsError
-// unless force is set; then it is renamed away, the new folder renamed in
-// and the old one removed. Force refuses to replace anything but a folder
-// holding only PNG files.
-func writeStack(dir string, c *msi.Cube, scene string, force bool) (int, error) {
+// unless opts.Force is set; then it is renamed away, the new folder renamed
+// in and the old one removed. Force refuses to replace anything but a
+// folder holding only PNG files. Once opts.Context is cancelled no further
+// band is started and the write fails with its error.
+func writeStack(dir string, c *msi.Cube, scene string, opts msi.WriteOptions) (int, error) {
 	if err := c.Check(); err != nil {
 		return 0, fmt.Errorf("%s: %v", dir, err)
 	}
@@ -46,16 +47,16 @@ func writeStack(dir string, c *msi.Cube, scene string, force bool) (int, error) 
 	if scene == "" || strings.HasPrefix(scene, ".") || strings.ContainsAny(scene, `/\`+"\x00") {
 		return 0, fmt.Errorf("%s: %q cannot be a scene name (the prefix of the band files): choose another with a name not starting with '.'", dir, scene)
 	}
-	if force {
+	if opts.Force {
 		if err := replaceable(dir); err != nil {
 			return 0, err
 		}
 	}
-	out, err := atomicfile.CreateDir(dir, force)
+	out, err := atomicfile.CreateDir(dir, opts.Force)
 	if err != nil {
 		return 0, err
 	}
-	clipped, err := writeBands(dir, out.Temp(), scene, c)
+	clipped, err := writeBands(dir, out.Temp(), scene, c, opts)
 	if err != nil {
 		out.Abort()
 		return 0, err
@@ -91,15 +92,19 @@ func replaceable(dir string) error {
 
 // writeBands encodes every band of c into the folder tmp, up to GOMAXPROCS
 // at a time, and returns the number of clipped voxels. dir names the output
-// in errors.
-func writeBands(dir, tmp, scene string, c *msi.Cube) (int, error) {
+// in errors. A cancelled opts.Context stops it with the context's error.
+func writeBands(dir, tmp, scene string, c *msi.Cube, opts msi.WriteOptions) (int, error) {
 	digits := max(2, len(strconv.Itoa(c.Bands)))
 	workers := min(parallel.Workers(0), c.Bands)
 	images := make([]*image.Gray16, workers)
 	// As in decodeBands, the lowest-numbered failing band is reported.
 	errs := make([]error, c.Bands)
 	var clipped atomic.Int64
-	_ = parallel.For(context.Background(), c.Bands, workers, func(w, b int) error {
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	stopped := parallel.For(ctx, c.Bands, workers, func(w, b int) error {
 		if images[w] == nil {
 			images[w] = image.NewGray16(image.Rect(0, 0, c.Width, c.Height))
 		}
@@ -119,6 +124,9 @@ func writeBands(dir, tmp, scene string, c *msi.Cube) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+	}
+	if stopped != nil { // cancelled: bands are missing
+		return 0, stopped
 	}
 	return int(clipped.Load()), nil
 }

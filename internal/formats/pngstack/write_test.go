@@ -47,7 +47,7 @@ func TestPNGStackRoundTrip(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "my_scene")
-	clipped, err := writeStack(dir, c, "", false)
+	clipped, err := writeStack(dir, c, "", msi.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPNGStackManyBandsAndScene(t *testing.T) {
 	c := randomCube(rng, 2, 3, 100, 0, 255)
 	c.Wavelengths = make([]float64, 100)
 	dir := filepath.Join(t.TempDir(), "out")
-	if _, err := writeStack(dir, c, "wide", false); err != nil {
+	if _, err := writeStack(dir, c, "wide", msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	names := dirNames(t, dir)
@@ -112,17 +112,17 @@ func TestPNGStackOverwrite(t *testing.T) {
 	second := randomCube(rng, 4, 5, 3, 0, 255)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "s")
-	if _, err := writeStack(dir, first, "", false); err != nil {
+	if _, err := writeStack(dir, first, "", msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := writeStack(dir, second, "", false)
+	_, err := writeStack(dir, second, "", msi.WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("second write without force: got %v, want an 'already exists' error naming %s", err, dir)
 	}
 	if n := len(dirNames(t, dir)); n != 5 {
 		t.Fatalf("refused write changed the folder: %d files, want 5", n)
 	}
-	if _, err := writeStack(dir, second, "", true); err != nil {
+	if _, err := writeStack(dir, second, "", msi.WriteOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := Read(dir)
@@ -142,7 +142,7 @@ func TestPNGStackOverwrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, other, "thesis.tex", []byte("precious"))
-	_, err = writeStack(other, second, "", true)
+	_, err = writeStack(other, second, "", msi.WriteOptions{Force: true})
 	if err == nil || !strings.Contains(err.Error(), "thesis.tex") {
 		t.Fatalf("force over a folder with a .tex file: got %v, want a refusal naming it", err)
 	}
@@ -150,7 +150,7 @@ func TestPNGStackOverwrite(t *testing.T) {
 		t.Fatalf("refused folder now holds %v", names)
 	}
 	file := writeFile(t, parent, "plain", []byte("x"))
-	if _, err := writeStack(file, second, "", true); err == nil || !strings.Contains(err.Error(), "not a folder") {
+	if _, err := writeStack(file, second, "", msi.WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "not a folder") {
 		t.Fatalf("force over a file: got %v, want a refusal", err)
 	}
 }
@@ -164,7 +164,7 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 	bad.Set(5, 2, 7, math.NaN())
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
-	_, err := writeStack(dir, bad, "", false)
+	_, err := writeStack(dir, bad, "", msi.WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "band 7, line 5, sample 2") {
 		t.Fatalf("got %v, want an error naming %s and the NaN's position", err, dir)
 	}
@@ -173,14 +173,14 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 	}
 
 	good := randomCube(rng, 6, 7, 8, 0, 255)
-	if _, err := writeStack(dir, good, "", false); err != nil {
+	if _, err := writeStack(dir, good, "", msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before, _, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeStack(dir, bad, "", true); err == nil {
+	if _, err := writeStack(dir, bad, "", msi.WriteOptions{Force: true}); err == nil {
 		t.Fatal("forced write of a NaN cube succeeded")
 	}
 	after, _, err := Read(dir)
@@ -196,7 +196,7 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 
 	// A missing parent folder fails before anything is written.
 	deep := filepath.Join(parent, "no", "such")
-	if _, err := writeStack(deep, good, "", false); err == nil || !strings.Contains(err.Error(), deep) {
+	if _, err := writeStack(deep, good, "", msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), deep) {
 		t.Errorf("write under a missing folder: got %v, want an error naming %s", err, deep)
 	}
 }
@@ -220,7 +220,7 @@ func TestPNGStackWriteErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(parent, tc.path)
-			_, err := writeStack(path, tc.c, tc.scene, false)
+			_, err := writeStack(path, tc.c, tc.scene, msi.WriteOptions{})
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error naming %s and containing %q", err, path, tc.want)
 			}
@@ -237,7 +237,7 @@ func BenchmarkWriteStack(b *testing.B) {
 	parent := b.TempDir()
 	i := 0
 	for b.Loop() {
-		if _, err := writeStack(filepath.Join(parent, fmt.Sprint(i)), c, "", false); err != nil {
+		if _, err := writeStack(filepath.Join(parent, fmt.Sprint(i)), c, "", msi.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -92,7 +92,8 @@ func (d *Denoiser) TileGeometry(sigma float64) tile.Geometry {
 
 // PrepareTiles readies the denoising of the cube of r strip by strip:
 // unless Model gives the dictionary, it learns it as Denoise of the whole
-// cube would (TrainTiles, the same sample), and returns it in the Result
+// cube would (the same sample, gathered from the strips with its progress
+// reported), and returns it in the Result
 // (not for sc, whose dictionary is not saved) with the Denoiser that codes
 // every strip with it. That one logs nothing: the caller reports the
 // strips.
@@ -106,8 +107,13 @@ func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []til
 	if err := o.Validate(h, w, b); err != nil {
 		return nil, denoise.Result{}, err
 	}
-	m, err := d.learn(report.OrDiscard(d.Report), o, sigma, func(o Options) (*tsc.LearnResult, error) {
-		return TrainTiles(ctx, r, strips, o)
+	log := report.OrDiscard(d.Report)
+	x, g, err := sampleTiles(ctx, r, strips, o, log)
+	if err != nil {
+		return nil, denoise.Result{}, err
+	}
+	m, err := d.learn(log, o, sigma, func(o Options) (*tsc.LearnResult, error) {
+		return learn(ctx, x, g, o)
 	})
 	if err != nil {
 		return nil, denoise.Result{}, err
@@ -116,7 +122,7 @@ func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []til
 	return strip, o.result(m), nil
 }
 
-// learn runs train (Train or TrainTiles with o) with its progress and
+// learn runs train (Train, or learning from sampleTiles' patches, with o) with its progress and
 // outcome reported through log, and wraps the dictionary with its
 // settings.
 func (d *Denoiser) learn(log report.Reporter, o Options, sigma float64, train func(Options) (*tsc.LearnResult, error)) (*dictfile.Model, error) {

@@ -2,7 +2,9 @@ package twodsc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"tdsc/internal/dictfile"
@@ -70,5 +72,80 @@ func TestTilesBitIdentical(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// cancelAfter is a strip reader that counts its reads and the lines read
+// and cancels ctx after the reads-th.
+type cancelAfter struct {
+	tiletest.Lines
+	reads, done, lines int
+	cancel             context.CancelFunc
+}
+
+func (r *cancelAfter) ReadLines(y0, n int) (*msi.Cube, error) {
+	r.done++
+	r.lines += n
+	if r.done == r.reads {
+		r.cancel()
+	}
+	return r.Lines.ReadLines(y0, n)
+}
+
+// progress records a Reporter's stages and their last counts.
+type progress struct {
+	stages []string
+	totals []int64
+	last   []int64
+}
+
+func (p *progress) Logf(string, ...any) {}
+func (p *progress) Start(what, _ string, total int64) {
+	p.stages, p.totals, p.last = append(p.stages, what), append(p.totals, total), append(p.last, 0)
+}
+func (p *progress) Update(done int64, _ string) { p.last[len(p.last)-1] = done }
+func (p *progress) Finish()                     {}
+
+// Gathering the training sample from the strips reads windows of a few
+// lines of a wide cube (here 2 lines at a time), each line once, reports the lines done
+// as a stage of its own, and stops between windows once its context is
+// cancelled; the dictionary is still the whole cube's, bit for bit.
+func TestGatherWindows(t *testing.T) {
+	clean := readCrop(t)
+	noisy := noise.Add(nil, clean.Crop(10, 10, 0, 40, 30, 6), 20, 5)
+	o := Options{Samples: 300, TrainIters: 2, InnerIters: 5, Depth: 3}
+	_, whole, err := (&Denoiser{Options: o}).Denoise(context.Background(), noisy, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(v int) { gatherValues = v }(gatherValues)
+	gatherValues = 2 * noisy.Width * noisy.Bands
+
+	log := &progress{}
+	d := &Denoiser{Options: o, Report: log}
+	strips := tile.Plan(noisy.Height, 16, d.TileGeometry(20))
+	r := &cancelAfter{Lines: tiletest.Lines{Cube: noisy}, cancel: func() {}}
+	_, res, err := d.PrepareTiles(context.Background(), r, strips, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Dictionary.Atoms.Data, whole.Dictionary.Atoms.Data; !slices.Equal(got, want) {
+		t.Errorf("the dictionary learned from windows of 2 lines differs from the whole cube's")
+	}
+	if r.done < noisy.Height/4 || r.lines > noisy.Height {
+		t.Errorf("%d reads of %d lines in all for %d lines: the windows are not of 2 lines, each line read once", r.done, r.lines, noisy.Height)
+	}
+	if len(log.stages) == 0 || log.stages[0] != "gathering training patches" || log.totals[0] != int64(noisy.Height) || log.last[0] != int64(noisy.Height) {
+		t.Errorf("reported stages %q, totals %v, last counts %v: want gathering of %d lines first", log.stages, log.totals, log.last, noisy.Height)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r = &cancelAfter{Lines: tiletest.Lines{Cube: noisy}, reads: 3, cancel: cancel}
+	if _, _, err := d.PrepareTiles(ctx, r, strips, 20); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled while gathering: %v, want context.Canceled", err)
+	}
+	if r.done != 3 {
+		t.Errorf("%d windows read after the third cancelled the context", r.done-3)
 	}
 }

@@ -38,6 +38,7 @@ import (
 	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/report"
 	"tdsc/internal/stages/patch"
 	"tdsc/internal/tile"
 )
@@ -312,50 +313,99 @@ func (o *Options) TileGeometry() tile.Geometry {
 	return tile.Geometry{Halo: align * ((o.Patch + align - 1) / align), Align: align}
 }
 
-// TrainTiles is Train for a cube read strip by strip from r: the same
-// sample is drawn over the whole cube's patch positions and cut from the
-// strips of TileGeometry that hold it, so that the result is Train's on
-// the whole cube.
-func TrainTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, o Options) (*tsc.LearnResult, error) {
+// gatherValues bounds the values of a window of lines that sampleTiles
+// reads at once (64 MiB as float64): a fraction of a second to read, so
+// that an interrupt is noticed at once.
+var gatherValues = 1 << 23
+
+// sampleTiles cuts the training sample that Train draws over the whole
+// cube's patch positions from the cube of r, read a window of lines at a
+// time within the strips of TileGeometry (never more lines at once than a
+// strip's core and halo, the memory the strips were planned for), each
+// line once, so that
+// learning from it gives Train's result on the whole cube. It returns the
+// patches and the whole cube's grid, reports the lines done on log and
+// stops with ctx.Err() between windows once ctx is cancelled: on a cube of
+// tens of gigabytes gathering reads the whole file.
+func sampleTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, o Options, log report.Reporter) (*tproduct.Tensor, *patch.Grid, error) {
 	h, w, b := r.Size()
 	if err := o.Validate(h, w, b); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g, err := patch.NewGrid(h, w, b, o.Patch, o.Depth, o.Stride)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx := patch.Sample(g, o.Samples, o.Seed)
 	x := g.NewTensor(len(idx))
+	firstLine := func(j int) int { y, _, _ := g.Pos(idx[j]); return y }
+	log.Start("gathering training patches", "lines", int64(h))
+	defer log.Finish()
 	j := 0 // the sample's indices increase with the patch's first line
+	// The last lines read, from line heldTop: a patch that begins in one
+	// window ends in the next, which reads only the lines after them.
+	var held *msi.Cube
+	heldTop := 0
 	for _, s := range strips {
-		end := j
-		for end < len(idx) {
-			if y, _, _ := g.Pos(idx[end]); y >= s.Core.End {
-				break
+		lines := min(s.Core.Len(), max(1, gatherValues/(w*b)))
+		for start := s.Core.Start; start < s.Core.End; start += lines {
+			end := j // the patches whose first line is in [start, start+lines)
+			for end < len(idx) && firstLine(end) < min(start+lines, s.Core.End) {
+				end++
 			}
-			end++
-		}
-		if end == j {
-			continue
-		}
-		c, err := r.ReadLines(s.Read.Start, s.Read.Len())
-		if err != nil {
-			return nil, err
-		}
-		sg, err := patch.NewGrid(c.Height, w, b, o.Patch, o.Depth, o.Stride)
-		if err != nil {
-			return nil, err
-		}
-		for ; j < end; j++ {
-			y, xx, bb := g.Pos(idx[j])
-			sg.ExtractAt(x.Lateral(j), c, y-s.Read.Start, xx, bb)
+			if end == j {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			top, bottom := firstLine(j), firstLine(end-1)+o.Patch
+			from := top // the first line to read
+			if held != nil {
+				from = max(top, min(heldTop+held.Height, bottom))
+			}
+			var c *msi.Cube
+			if from < bottom {
+				if c, err = r.ReadLines(from, bottom-from); err != nil {
+					return nil, nil, err
+				}
+			}
+			if from > top {
+				c = stackLines(held.Crop(top-heldTop, 0, 0, from-top, w, b), c)
+			}
+			if keep := min(c.Height, o.Patch-1); keep > 0 {
+				held, heldTop = c.Crop(c.Height-keep, 0, 0, keep, w, b), bottom-keep
+			}
+			wg, err := patch.NewGrid(c.Height, w, b, o.Patch, o.Depth, o.Stride)
+			if err != nil {
+				return nil, nil, err
+			}
+			for ; j < end; j++ {
+				y, xx, bb := g.Pos(idx[j])
+				wg.ExtractAt(x.Lateral(j), c, y-top, xx, bb)
+			}
+			log.Update(int64(min(start+lines, s.Core.End)), "")
 		}
 	}
 	if j != len(idx) {
-		return nil, fmt.Errorf("twodsc: the strips cover %d of the %d training patches", j, len(idx))
+		return nil, nil, fmt.Errorf("twodsc: the strips cover %d of the %d training patches", j, len(idx))
 	}
-	return learn(ctx, x, g, o)
+	log.Update(int64(h), "") // the last lines hold no patch's first line
+	return x, g, nil
+}
+
+// stackLines returns the lines of a followed by those of b (nil: none), a
+// cube of the width and bands of both.
+func stackLines(a, b *msi.Cube) *msi.Cube {
+	if b == nil {
+		return a
+	}
+	c := msi.NewCube(a.Height+b.Height, a.Width, a.Bands)
+	for band := range c.Bands {
+		n := copy(c.Band(band), a.Band(band))
+		copy(c.Band(band)[n:], b.Band(band))
+	}
+	return c
 }
 
 // atomShape returns the M and K of the atoms that o's patches are coded
