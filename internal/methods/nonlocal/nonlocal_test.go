@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -208,6 +209,34 @@ func TestChooseRank(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("powers %v×threshold, σ %v: rank %d, want %d", tc.powers, tc.sigma, got, tc.want)
+		}
+	}
+}
+
+// TestDraft checks the draft's settings: one Wiener pass (none stays
+// none), one low-rank round, the pilot at step 4 unless a step is given or
+// the patch is smaller, everything else the method's.
+func TestDraft(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		in, want Options
+	}{
+		{"defaults", Options{}, Options{Wiener: 1, Rounds: 1, Pilot: twodsc.Options{Stride: 4}}},
+		{"given step", Options{Pilot: twodsc.Options{Stride: 1}}, Options{Wiener: 1, Rounds: 1, Pilot: twodsc.Options{Stride: 1}}},
+		{"small patch", Options{Pilot: twodsc.Options{Patch: 3}}, Options{Wiener: 1, Rounds: 1, Pilot: twodsc.Options{Patch: 3, Stride: 3}}},
+		{"no Wiener, other settings kept", Options{Wiener: -1, Rounds: 3, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7}},
+			Options{Wiener: -1, Rounds: 1, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7, Stride: 4}}},
+	} {
+		d := &Denoiser{Options: tc.in}
+		got, ok := d.Draft().(*Denoiser)
+		if !ok {
+			t.Fatalf("%s: Draft returned %T, want *Denoiser", tc.name, d.Draft())
+		}
+		if !reflect.DeepEqual(got.Options, tc.want) {
+			t.Errorf("%s: draft options %+v, want %+v", tc.name, got.Options, tc.want)
+		}
+		if !reflect.DeepEqual(d.Options, tc.in) {
+			t.Errorf("%s: Draft changed the method's options to %+v", tc.name, d.Options)
 		}
 	}
 }
