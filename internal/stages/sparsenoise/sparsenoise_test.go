@@ -221,3 +221,32 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestStuckIntegerCounts: in integer counts every value repeats, and the
+// values near the histogram's mode repeat far more often than the median
+// value; they are no impulses. A stuck value among them is one.
+func TestStuckIntegerCounts(t *testing.T) {
+	const h, w = 200, 200
+	rng := rand.New(rand.NewPCG(7, 8))
+	band := make([]float64, h*w)
+	for i := range band {
+		// Narrow-histogram counts (σ = 30 counts around 2000), on the
+		// working scale of 16-bit data, as a real sensor's band.
+		band[i] = math.Round(2000+30*rng.NormFloat64()) * 255 / 65535
+	}
+	mask := make([]uint8, h*w)
+	if n := detectStuck(band, mask, h, w); n != 0 {
+		t.Fatalf("%d pixels of plain integer counts marked as impulses", n)
+	}
+	salt := 0
+	for i := range band {
+		if rng.Float64() < 0.02 {
+			band[i] = 65535.0 * 255 / 65535
+			salt++
+		}
+	}
+	clear(mask)
+	if n := detectStuck(band, mask, h, w); n != salt {
+		t.Fatalf("%d pixels marked, want the %d saturated ones", n, salt)
+	}
+}
