@@ -138,13 +138,19 @@ func sparseENVI(t *testing.T, dir, name string, height, width, bands int) {
 // TestSignalStopsLongRuns starts the tdsc executable (this test binary,
 // which TestMain puts on PATH) on cubes large enough that a command runs
 // for many seconds, sends SIGINT or SIGTERM in the middle of the long part
-// and checks that it exits with status 130 within 2 s, says it was
-// interrupted and leaves nothing beside its inputs. The long parts are
+// and checks that it exits with status 130, says it was interrupted and
+// leaves nothing beside its inputs, and that it stopped promptly: within
+// stopBound, which an unloaded machine beats by far (0.5–0.7 s measured,
+// against the 2 s a user may wait) and a loaded one still meets (3.5 s
+// seen at load 10), while a command that does not watch the signal takes
+// 12 s or more on these cubes. (A wall-clock bound tight enough to be the
+// target would fail on a busy machine.) The long parts are
 // reading whole cubes (eval, noise), simulating noise and writing it
 // (noise, later), and gathering the training sample from the strips of a
 // cube larger than memory (denoise --tile, signalled once it reports that
 // stage).
 func TestSignalStopsLongRuns(t *testing.T) {
+	const stopBound = 8 * time.Second
 	if testing.Short() {
 		t.Skip("-short: reads cubes of gigabytes")
 	}
@@ -217,8 +223,8 @@ func TestSignalStopsLongRuns(t *testing.T) {
 			if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 				t.Errorf("tdsc %s: %v after %v, want exit status 130\n%s", strings.Join(c.args, " "), err, c.sig, log.String())
 			}
-			if took > 2*time.Second {
-				t.Errorf("tdsc %s took %v to stop after %v, want at most 2 s", strings.Join(c.args, " "), took.Round(time.Millisecond), c.sig)
+			if took > stopBound {
+				t.Errorf("tdsc %s took %v to stop after %v, want at most %v", strings.Join(c.args, " "), took.Round(time.Millisecond), c.sig, stopBound)
 			}
 			if !strings.HasSuffix(log.String(), "tdsc: interrupted\n") {
 				t.Errorf("stderr does not end with the interrupt:\n%s", log.String())
