@@ -183,9 +183,10 @@ func SimulateCase(dst, src *msi.Cube, c Case, seed uint64) (*msi.Cube, *Applied,
 	return dst, applied, nil
 }
 
-// addBandGaussian sets dst (allocated when nil) to src plus Gaussian noise
-// of standard deviation sigmas[b] in band b, drawn from Add's stream one
-// value per voxel in Data order, and returns dst.
+// addBandGaussian sets dst (allocated with src's wavelengths when nil; it
+// may be src) to src plus Gaussian noise of standard deviation sigmas[b] in
+// band b, drawn from Add's stream one value per voxel in Data order, and
+// returns dst. Add is the case of one σ for every band.
 func addBandGaussian(dst, src *msi.Cube, sigmas []float64, seed uint64) *msi.Cube {
 	if dst == nil {
 		dst = msi.NewCube(src.Height, src.Width, src.Bands)
@@ -200,7 +201,8 @@ func addBandGaussian(dst, src *msi.Cube, sigmas []float64, seed uint64) *msi.Cub
 	for b, sigma := range sigmas {
 		in, out := src.Data[b*n:(b+1)*n], dst.Data[b*n:(b+1)*n]
 		for i, v := range in {
-			// As in Add: the conversion forbids an FMA.
+			// The conversion forbids fusing the product into an FMA, which
+			// some architectures would otherwise do, changing the last bit.
 			out[i] = v + float64(sigma*rng.NormFloat64())
 		}
 	}

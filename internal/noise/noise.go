@@ -23,7 +23,7 @@ package noise
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"slices"
 
 	"tdsc/internal/msi"
 )
@@ -51,19 +51,5 @@ func Add(dst, src *msi.Cube, sigma float64, seed uint64) *msi.Cube {
 	if !(sigma >= 0) || math.IsInf(sigma, 1) {
 		panic(fmt.Sprintf("noise: bad standard deviation %g", sigma))
 	}
-	if dst == nil {
-		dst = msi.NewCube(src.Height, src.Width, src.Bands)
-		if src.Wavelengths != nil {
-			dst.Wavelengths = append([]float64(nil), src.Wavelengths...)
-		}
-	} else if !dst.SameSize(src) {
-		panic(fmt.Sprintf("noise: destination is %s, source is %s", dst.Size(), src.Size()))
-	}
-	rng := rand.New(rand.NewPCG(seed, pcgStream))
-	for i, v := range src.Data {
-		// The conversion forbids fusing the product into an FMA, which some
-		// architectures would otherwise do, changing the last bit.
-		dst.Data[i] = v + float64(sigma*rng.NormFloat64())
-	}
-	return dst
+	return addBandGaussian(dst, src, slices.Repeat([]float64{sigma}, src.Bands), seed)
 }

@@ -267,7 +267,7 @@ func fill(c *msi.Cube, mask []uint8) error {
 						break
 					}
 				}
-				band[y*c.Width+x] = median(near)
+				band[y*c.Width+x] = sparsenoise.Median(near)
 			}
 		}
 	}
@@ -333,15 +333,4 @@ func reestimateStripes(y, x *msi.Cube, mask []uint8, sigma []float64, old [][]fl
 		}
 	}
 	return out
-}
-
-// median returns the median of v (the mean of the two middle values when
-// len(v) is even), reordering v.
-func median(v []float64) float64 {
-	slices.Sort(v)
-	k := len(v)
-	if k%2 == 1 {
-		return v[k/2]
-	}
-	return (v[k/2-1] + v[k/2]) / 2
 }

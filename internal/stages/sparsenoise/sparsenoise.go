@@ -167,7 +167,7 @@ func (r *Report) bandsWhere(f func(b int) bool) []int {
 func (r *Report) Summary() string {
 	sorted := slices.Sorted(slices.Values(r.Sigma))
 	var b strings.Builder
-	fmt.Fprintf(&b, "noise σ %.1f–%.1f over %d bands (median %.1f)", sorted[0], sorted[len(sorted)-1], r.Bands, median(sorted))
+	fmt.Fprintf(&b, "noise σ %.1f–%.1f over %d bands (median %.1f)", sorted[0], sorted[len(sorted)-1], r.Bands, Median(sorted))
 	list := func(bands []int) string {
 		parts := make([]string, len(bands))
 		for i, band := range bands {
@@ -550,7 +550,7 @@ func estimateSigma(band []float64, mask []uint8, height, width int) float64 {
 	if len(coef) == 0 {
 		return 0
 	}
-	return median(coef) / normalQuartile
+	return Median(coef) / normalQuartile
 }
 
 // detectStripes sets r.StripeOffsets: the offset of every column of the
@@ -595,7 +595,7 @@ func detectStripes(c *msi.Cube, r *Report) {
 		if len(spread) < 2*minStripes {
 			continue
 		}
-		textureSpread := 1.4826 * median(spread)
+		textureSpread := 1.4826 * Median(spread)
 		striped := make([]bool, c.Width)
 		nStriped := 0
 		for x, p := range profile {
@@ -663,7 +663,7 @@ func columnResiduals(band []float64, mask []uint8, height, width int, exclude []
 			if len(near) == 0 {
 				continue
 			}
-			residuals[x] = append(residuals[x], line[x]-median(near))
+			residuals[x] = append(residuals[x], line[x]-Median(near))
 		}
 	}
 	out := make([]columnOffset, width)
@@ -672,7 +672,7 @@ func columnResiduals(band []float64, mask []uint8, height, width int, exclude []
 			out[x] = columnOffset{math.NaN(), 0}
 			continue
 		}
-		out[x] = columnOffset{median(r), len(r)}
+		out[x] = columnOffset{Median(r), len(r)}
 	}
 	return out
 }
@@ -773,10 +773,10 @@ func abs(x int) int {
 	return x
 }
 
-// median returns the median of v (the mean of the two middle values when
+// Median returns the median of v (the mean of the two middle values when
 // len(v) is even), reordering v. It selects rather than sorts: linear time
 // on average.
-func median(v []float64) float64 {
+func Median(v []float64) float64 {
 	k := len(v)
 	if k <= 8 {
 		// Insertion sort: the few-neighbour medians of the detectors.

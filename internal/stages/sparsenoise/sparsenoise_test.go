@@ -215,7 +215,7 @@ func TestMedian(t *testing.T) {
 			if n%2 == 0 {
 				want = (sorted[n/2-1] + sorted[n/2]) / 2
 			}
-			if got := median(v); got != want {
+			if got := Median(v); got != want {
 				t.Fatalf("n %d: median %g, want %g (%v)", n, got, want, sorted)
 			}
 		}
