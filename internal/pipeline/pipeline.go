@@ -263,11 +263,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		res    denoise.Result
 		how    string
 	)
-	run := func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
-		x, r, err := j.Method.Denoise(ctx, c, s)
-		res = r
-		return x, err
-	}
+	run := runner(j.Method, &res)
 	switch path {
 	case PathGaussian:
 		if out.Sigma, err = denoise.ResolveSigma(noisy, j.Sigma, j.Known, log); err != nil {
@@ -285,7 +281,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		how = fmt.Sprintf(" (bands whitened to σ = %.4g by their %s estimates)", out.Sigma, by)
 	case PathRepair:
 		var removed *repair.Result
-		removed, how, err = j.repair(ctx, noisy, det, run, out, log)
+		removed, how, err = j.repair(ctx, noisy, det, &res, out, log)
 		if err == nil {
 			result = removed.Estimate
 		}
@@ -320,11 +316,22 @@ func (j *Job) bandSigmas(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 	return sigmas, est, nil
 }
 
-// repair removes the sparse noise det found around run (the method; its
-// draft for the first pass when it has one, denoise.Drafter) and returns
+// runner returns m's Denoise as a repair.Method that keeps the Result of
+// its last run in res.
+func runner(m denoise.Method, res *denoise.Result) repair.Method {
+	return func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
+		x, r, err := m.Denoise(ctx, c, s)
+		*res = r
+		return x, err
+	}
+}
+
+// repair removes the sparse noise det found around the job's method (its
+// draft for the first pass and its final method for the last when it has
+// them, denoise.Drafter), keeps the last pass's Result in res, and returns
 // the processing line's note. A given σ is every band's σ and the bands
 // are not whitened; so too with PerBand Off, at the median of the bands'.
-func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, run repair.Method, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
+func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, res *denoise.Result, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
 	opts := repair.Options{KeepStripes: j.Noise.Stripes == Off}
 	det, err := j.withBandSigmas(noisy, det, log)
 	if err != nil {
@@ -355,12 +362,11 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, "", err
 	}
+	run := runner(j.Method, res)
 	if d, ok := j.Method.(denoise.Drafter); ok {
-		draft := d.Draft()
-		opts.Draft = func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
-			x, _, err := draft.Denoise(ctx, c, s)
-			return x, err
-		}
+		var draftResult denoise.Result
+		opts.Draft = runner(d.Draft(), &draftResult)
+		run = runner(d.Final(), res)
 	}
 	removed, err := repair.Remove(ctx, noisy, det, run, opts)
 	if errors.Is(err, repair.ErrAllMasked) {

@@ -325,10 +325,7 @@ func TestAllMasked(t *testing.T) {
 	all := &sparsenoise.Report{Height: 16, Width: 16, Bands: 3, Sigma: []float64{10, 10, 10},
 		Mask: slices.Repeat([]uint8{sparsenoise.Dead}, len(c.Data)), StripeOffsets: make([][]float64, 3)}
 	j := job(in, dir, nil)
-	if _, _, err := j.repair(context.Background(), c, all, func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
-		x, _, err := j.Method.Denoise(ctx, c, s)
-		return x, err
-	}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
+	if _, _, err := j.repair(context.Background(), c, all, &denoise.Result{}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
 		t.Errorf("every pixel masked: got %v, want repair.ErrAllMasked naming %s", err, in)
 	}
 	if _, err := Run(context.Background(), j); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
@@ -396,4 +393,49 @@ func names(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// drafting is the smoother with a draft and a final method, each of which
+// records its runs in calls and names itself in its Result.
+type drafting struct {
+	name  string
+	calls *[]string
+}
+
+func (d drafting) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
+	*d.calls = append(*d.calls, d.name)
+	x, _, err := smoother{}.Denoise(ctx, noisy, sigma)
+	return x, denoise.Result{Settings: denoise.Params("pass", d.name)}, err
+}
+
+func (drafting) Check(float64, int, int, int) error { return nil }
+func (d drafting) Draft() denoise.Method            { return drafting{"draft", d.calls} }
+func (d drafting) Final() denoise.Method            { return drafting{"final", d.calls} }
+
+// TestDraftAndFinal checks which method runs where: on the repair path
+// the draft first and the final method last, whose settings the
+// processing line gives; on the Gaussian path the method itself.
+func TestDraftAndFinal(t *testing.T) {
+	clean := scene(48, 40, 6)
+	for _, tc := range []struct {
+		name      string
+		noisy     *msi.Cube
+		wantCalls []string
+		wantPass  string
+	}{
+		{"impulses", withImpulses(noise.Add(nil, clean, 10, 2), 0.1), []string{"draft", "final"}, "pass=final"},
+		{"Gaussian", noise.Add(nil, clean, 10, 2), []string{"self"}, "pass=self"},
+	} {
+		var calls []string
+		dir := t.TempDir()
+		j := job(writeInput(t, dir, tc.noisy), dir, nil)
+		j.Method, j.Force, j.KeepCubes = drafting{"self", &calls}, true, true
+		out, err := Run(context.Background(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(calls, tc.wantCalls) || !strings.Contains(out.Result.Processing, tc.wantPass) {
+			t.Errorf("%s: ran %v with processing %q, want %v and %s", tc.name, calls, out.Result.Processing, tc.wantCalls, tc.wantPass)
+		}
+	}
 }

@@ -183,6 +183,10 @@ type Denoiser struct {
 	Options Options
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
+
+	// afterStage, if not nil, is given every stage's estimate and time
+	// (the stage table of docs/results.md, TestStages).
+	afterStage func(name string, x *msi.Cube, took time.Duration)
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -209,10 +213,14 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
 	}
+	pilotStart := time.Now()
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: log}
 	x, _, err := pilot.Denoise(ctx, noisy, sigma)
 	if err != nil {
 		return nil, denoise.Result{}, err
+	}
+	if d.afterStage != nil {
+		d.afterStage("2DSC pilot", x, time.Since(pilotStart))
 	}
 	stage := func(name string, rows int, run func(progress func(int)) (*msi.Cube, error)) error {
 		start := time.Now()
@@ -225,6 +233,9 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		}
 		log.Logf("%s in %.1f s", name, time.Since(start).Seconds())
 		x = out
+		if d.afterStage != nil {
+			d.afterStage(name, x, time.Since(start))
+		}
 		return nil
 	}
 	refRows := func(s blockmatch.Options) int {
@@ -278,30 +289,46 @@ func regularise(y, x *msi.Cube, sigma float64) (*msi.Cube, float64) {
 	return out, regDelta * math.Sqrt(math.Abs(sigma*sigma-ss/float64(len(y.Data))))
 }
 
-// draftPilotStride is the pilot's spatial step in a draft (Draft) when
-// none is given: a quarter of the patches of the default step 2, which
-// cost the repair path at most 0.01 dB on the mixed-noise chart crop
-// (docs/results.md, "The real-noise default").
-const draftPilotStride = 4
+// cheapPilotStride is the pilot's spatial step in a draft (Draft) and a
+// final pass (Final) when none is given: a quarter of the patches of the
+// default step 2. On the mixed-noise chart crop it cost at most 0.01 dB in
+// the draft, and at most 0.03 dB more in the final pass; on full balloons'
+// mixture case 0.003 dB for a third of the CPU time (docs/results.md, "The
+// real-noise default").
+const cheapPilotStride = 4
+
+// withCheapPilot returns o with the pilot at step cheapPilotStride (at
+// most the patch size) unless o gives a step.
+func withCheapPilot(o Options) Options {
+	if o.Pilot.Stride == 0 {
+		p := o.Pilot.Patch
+		if p == 0 {
+			p = twodsc.DefaultPatch
+		}
+		o.Pilot.Stride = min(cheapPilotStride, p)
+	}
+	return o
+}
 
 // Draft returns the nonlocal method with one Wiener pass (none if d has
 // none), one low-rank round and, unless d's pilot has a step, the pilot at
-// step draftPilotStride (at most the patch size), its other settings d's:
-// a first estimate that costs about a third of a full run. As the first of
-// repair's two passes it cost 0.05 dB on the mixed-noise chart crop
-// (docs/results.md).
+// step cheapPilotStride, its other settings d's: a first estimate that
+// costs about a third of a full run. As the first of repair's two passes
+// it cost 0.05 dB on the mixed-noise chart crop (docs/results.md).
 func (d *Denoiser) Draft() denoise.Method {
 	o := d.Options
 	if o.Wiener != -1 {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	if o.Pilot.Stride == 0 {
-		p := o.Pilot.Patch
-		if p == 0 {
-			p = twodsc.DefaultPatch
-		}
-		o.Pilot.Stride = min(draftPilotStride, p)
-	}
-	return &Denoiser{Options: o, Report: d.Report}
+	return &Denoiser{Options: withCheapPilot(o), Report: d.Report}
+}
+
+// Final returns the nonlocal method with d's settings but, unless d's
+// pilot has a step, the pilot at step cheapPilotStride: after a draft pass
+// has removed the sparse noise, the pilot's coding is the largest part of
+// the last pass, and its step costs next to nothing there (see
+// cheapPilotStride). The Gaussian path keeps the default step.
+func (d *Denoiser) Final() denoise.Method {
+	return &Denoiser{Options: withCheapPilot(d.Options), Report: d.Report}
 }

@@ -240,3 +240,30 @@ func TestDraft(t *testing.T) {
 		}
 	}
 }
+
+// TestFinal checks the final pass's settings: the method's own, with the
+// pilot at step 4 unless a step is given or the patch is smaller.
+func TestFinal(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		in, want Options
+	}{
+		{"defaults", Options{}, Options{Pilot: twodsc.Options{Stride: 4}}},
+		{"given step", Options{Pilot: twodsc.Options{Stride: 2}}, Options{Pilot: twodsc.Options{Stride: 2}}},
+		{"small patch", Options{Pilot: twodsc.Options{Patch: 3}}, Options{Pilot: twodsc.Options{Patch: 3, Stride: 3}}},
+		{"other settings kept", Options{Wiener: -1, Rounds: 3, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7}},
+			Options{Wiener: -1, Rounds: 3, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7, Stride: 4}}},
+	} {
+		d := &Denoiser{Options: tc.in}
+		got, ok := d.Final().(*Denoiser)
+		if !ok {
+			t.Fatalf("%s: Final returned %T, want *Denoiser", tc.name, d.Final())
+		}
+		if !reflect.DeepEqual(got.Options, tc.want) {
+			t.Errorf("%s: final options %+v, want %+v", tc.name, got.Options, tc.want)
+		}
+		if !reflect.DeepEqual(d.Options, tc.in) {
+			t.Errorf("%s: Final changed the method's options to %+v", tc.name, d.Options)
+		}
+	}
+}
