@@ -285,16 +285,13 @@ func ResolveTrainSigma(noisy *msi.Cube, sigma float64, betaGiven bool, r report.
 	return s, err
 }
 
-// Drafter is implemented by methods that have cheaper versions of
-// themselves for package repair's passes: a draft, a first estimate good
-// enough to re-estimate the sparse noise from, and the final method, run
-// once on a cube that the draft's pass has already repaired.
+// Drafter is implemented by methods that have a cheaper draft of
+// themselves: a first estimate good enough to be refined by a full run,
+// such as the first pass of package repair, which only re-estimates the
+// sparse noise from it.
 type Drafter interface {
 	Method
 	// Draft returns the draft method, with the same settings where they
 	// apply.
 	Draft() Method
-	// Final returns the method for the last pass after a draft: the
-	// method itself, or a cheaper one that loses next to nothing there.
-	Final() Method
 }

@@ -327,9 +327,8 @@ func runner(m denoise.Method, res *denoise.Result) repair.Method {
 }
 
 // repair removes the sparse noise det found around the job's method (its
-// draft for the first pass and its final method for the last when it has
-// them, denoise.Drafter), keeps the last pass's Result in res, and returns
-// the processing line's note. A given σ is every band's σ and the bands
+// draft for the first pass when it has one, denoise.Drafter), keeps the
+// last pass's Result in res, and returns the processing line's note. A given σ is every band's σ and the bands
 // are not whitened; so too with PerBand Off, at the median of the bands'.
 func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, res *denoise.Result, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
 	opts := repair.Options{KeepStripes: j.Noise.Stripes == Off}
@@ -366,7 +365,6 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 	if d, ok := j.Method.(denoise.Drafter); ok {
 		var draftResult denoise.Result
 		opts.Draft = runner(d.Draft(), &draftResult)
-		run = runner(d.Final(), res)
 	}
 	removed, err := repair.Remove(ctx, noisy, det, run, opts)
 	if errors.Is(err, repair.ErrAllMasked) {

@@ -59,12 +59,13 @@ type Options struct {
 
 // The fixed geometry of the stages: the prototype's values, but with
 // references every 4 pixels instead of 3 for the low-rank groups (their
-// patch size, the largest step that still covers every pixel) and every 5
-// for the Wiener groups, which cost 0.00–0.03 dB and save a third of the
-// time (docs/results.md).
+// patch size, the largest step that still covers every pixel) and every 6
+// for the Wiener groups (their patch size), which cost −0.01 to +0.01 dB
+// against step 5 and 0.00–0.03 dB against step 3, and save 30 % and 70 %
+// of the groups (docs/results.md).
 var (
 	lowRankShape = blockmatch.Options{Patch: 4, Step: 4, Window: 31}
-	wienerShape  = blockmatch.Options{Patch: 6, Step: 5, Window: 31, K: 64}
+	wienerShape  = blockmatch.Options{Patch: 6, Step: 6, Window: 31, K: 64}
 )
 
 // The defaults of Options (Resolve).
@@ -78,7 +79,7 @@ const (
 )
 
 const (
-	pilotStride    = 2   // default spatial step of the 2DSC pilot
+	pilotStride    = 4   // default spatial step of the 2DSC pilot
 	wnnmC          = 8.0 // c of the WNNM weights c·√K·σ²/(ŝ + ε)
 	wienerFeatures = 8   // spectral eigen-images the Wiener groups are matched on
 	regLambda      = 0.1 // λ of iterative regularisation
@@ -98,8 +99,9 @@ func (o Options) Resolve(sigma float64) Options {
 		o.Group = DefaultGroup
 	}
 	if o.Pilot.Stride == 0 {
-		// The pilot needs no step 1: the stages after it do not gain from
-		// it (docs/results.md), and it takes 3–4 times as long.
+		// The pilot needs no step 1 nor 2: the stages after it do not
+		// gain from them (0.00–0.02 dB, docs/results.md), and step 4
+		// codes a quarter of the patches of step 2.
 		p := o.Pilot.Patch
 		if p == 0 {
 			p = twodsc.DefaultPatch
@@ -289,46 +291,15 @@ func regularise(y, x *msi.Cube, sigma float64) (*msi.Cube, float64) {
 	return out, regDelta * math.Sqrt(math.Abs(sigma*sigma-ss/float64(len(y.Data))))
 }
 
-// cheapPilotStride is the pilot's spatial step in a draft (Draft) and a
-// final pass (Final) when none is given: a quarter of the patches of the
-// default step 2. On the mixed-noise chart crop it cost at most 0.01 dB in
-// the draft, and at most 0.03 dB more in the final pass; on full balloons'
-// mixture case 0.003 dB for a third of the CPU time (docs/results.md, "The
-// real-noise default").
-const cheapPilotStride = 4
-
-// withCheapPilot returns o with the pilot at step cheapPilotStride (at
-// most the patch size) unless o gives a step.
-func withCheapPilot(o Options) Options {
-	if o.Pilot.Stride == 0 {
-		p := o.Pilot.Patch
-		if p == 0 {
-			p = twodsc.DefaultPatch
-		}
-		o.Pilot.Stride = min(cheapPilotStride, p)
-	}
-	return o
-}
-
 // Draft returns the nonlocal method with one Wiener pass (none if d has
-// none), one low-rank round and, unless d's pilot has a step, the pilot at
-// step cheapPilotStride, its other settings d's: a first estimate that
-// costs about a third of a full run. As the first of repair's two passes
-// it cost 0.05 dB on the mixed-noise chart crop (docs/results.md).
+// none) and one low-rank round, its other settings d's: a first estimate
+// that costs about half a full run. As the first of repair's two passes it
+// cost 0.05 dB on the mixed-noise chart crop (docs/results.md).
 func (d *Denoiser) Draft() denoise.Method {
 	o := d.Options
 	if o.Wiener != -1 {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	return &Denoiser{Options: withCheapPilot(o), Report: d.Report}
-}
-
-// Final returns the nonlocal method with d's settings but, unless d's
-// pilot has a step, the pilot at step cheapPilotStride: after a draft pass
-// has removed the sparse noise, the pilot's coding is the largest part of
-// the last pass, and its step costs next to nothing there (see
-// cheapPilotStride). The Gaussian path keeps the default step.
-func (d *Denoiser) Final() denoise.Method {
-	return &Denoiser{Options: withCheapPilot(d.Options), Report: d.Report}
+	return &Denoiser{Options: o, Report: d.Report}
 }

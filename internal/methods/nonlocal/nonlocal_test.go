@@ -214,18 +214,16 @@ func TestChooseRank(t *testing.T) {
 }
 
 // TestDraft checks the draft's settings: one Wiener pass (none stays
-// none), one low-rank round, the pilot at step 4 unless a step is given or
-// the patch is smaller, everything else the method's.
+// none), one low-rank round, everything else the method's.
 func TestDraft(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		in, want Options
 	}{
-		{"defaults", Options{}, Options{Wiener: 1, Rounds: 1, Pilot: twodsc.Options{Stride: 4}}},
+		{"defaults", Options{}, Options{Wiener: 1, Rounds: 1}},
 		{"given step", Options{Pilot: twodsc.Options{Stride: 1}}, Options{Wiener: 1, Rounds: 1, Pilot: twodsc.Options{Stride: 1}}},
-		{"small patch", Options{Pilot: twodsc.Options{Patch: 3}}, Options{Wiener: 1, Rounds: 1, Pilot: twodsc.Options{Patch: 3, Stride: 3}}},
 		{"no Wiener, other settings kept", Options{Wiener: -1, Rounds: 3, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7}},
-			Options{Wiener: -1, Rounds: 1, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7, Stride: 4}}},
+			Options{Wiener: -1, Rounds: 1, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7}}},
 	} {
 		d := &Denoiser{Options: tc.in}
 		got, ok := d.Draft().(*Denoiser)
@@ -237,33 +235,6 @@ func TestDraft(t *testing.T) {
 		}
 		if !reflect.DeepEqual(d.Options, tc.in) {
 			t.Errorf("%s: Draft changed the method's options to %+v", tc.name, d.Options)
-		}
-	}
-}
-
-// TestFinal checks the final pass's settings: the method's own, with the
-// pilot at step 4 unless a step is given or the patch is smaller.
-func TestFinal(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		in, want Options
-	}{
-		{"defaults", Options{}, Options{Pilot: twodsc.Options{Stride: 4}}},
-		{"given step", Options{Pilot: twodsc.Options{Stride: 2}}, Options{Pilot: twodsc.Options{Stride: 2}}},
-		{"small patch", Options{Pilot: twodsc.Options{Patch: 3}}, Options{Pilot: twodsc.Options{Patch: 3, Stride: 3}}},
-		{"other settings kept", Options{Wiener: -1, Rounds: 3, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7}},
-			Options{Wiener: -1, Rounds: 3, Rank: 5, Group: 64, Threads: 2, Pilot: twodsc.Options{Beta: 7, Stride: 4}}},
-	} {
-		d := &Denoiser{Options: tc.in}
-		got, ok := d.Final().(*Denoiser)
-		if !ok {
-			t.Fatalf("%s: Final returned %T, want *Denoiser", tc.name, d.Final())
-		}
-		if !reflect.DeepEqual(got.Options, tc.want) {
-			t.Errorf("%s: final options %+v, want %+v", tc.name, got.Options, tc.want)
-		}
-		if !reflect.DeepEqual(d.Options, tc.in) {
-			t.Errorf("%s: Final changed the method's options to %+v", tc.name, d.Options)
 		}
 	}
 }

@@ -113,3 +113,50 @@ func spectral(c *msi.Cube, t []float64, transpose bool) *msi.Cube {
 	}
 	return out
 }
+
+// subspaceWienerStage is the collaborative empirical Wiener filter on the
+// spectral subspace: with the basis E of the pilot's top-k spectral
+// directions about the noisy mean μ, the eigen-images Z = (Y − μ)E keep
+// white noise of the same σ, so groups of p×p×k patches of Z, matched on
+// the pilot's eigen-images Zp, are filtered in the 2-D DCT × Haar domain
+// with Zp's coefficients as the oracle (package groupwiener) and ZEᵀ + μ is
+// returned: the noise outside the subspace is dropped with it, and each
+// group is k/B the size of a full-spectrum one.
+func subspaceWienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int, o blockmatch.Options, threads int, progress func(int)) (*msi.Cube, error) {
+	basis, err := subspace.Fit(pilot, subspace.MeanSpectrum(y), min(k, y.Bands))
+	if err != nil {
+		return nil, err
+	}
+	z, zp := basis.Project(y), basis.Project(pilot)
+	m, err := blockmatch.New(y.Height, y.Width, o)
+	if err != nil {
+		return nil, fmt.Errorf("nonlocal: %w", err)
+	}
+	n := 1
+	for n*2 <= m.K() {
+		n *= 2
+	}
+	if n != m.K() {
+		o.K = n
+		if m, err = blockmatch.New(y.Height, y.Width, o); err != nil {
+			return nil, fmt.Errorf("nonlocal: %w", err)
+		}
+	}
+	f, err := groupwiener.New(n, o.Patch, basis.K)
+	if err != nil {
+		return nil, fmt.Errorf("nonlocal: %w", err)
+	}
+	zh, err := collaborate(ctx, m, o, zp, basis.K, zp, threads, func() groupEstimator {
+		ws := f.NewWorkspace()
+		pg := make([]float64, f.Len())
+		return func(pos []int32, est []float64) float64 {
+			gather(est, z, pos, o.Patch)
+			gather(pg, zp, pos, o.Patch)
+			return f.Apply(est, est, pg, sigma, ws)
+		}
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	return basis.Reconstruct(zh), nil
+}

@@ -15,10 +15,12 @@
 // (√n + √d)σ is the largest singular value of an n×d matrix of pure noise,
 // so components below it are dropped whatever c is.
 //
-// Algorithm: the singular values and vectors come from the eigenvectors of
-// the smaller Gram matrix, G = YcᵀYc (d×d) when d ≤ n, else YcYcᵀ (n×n):
-// with G = V diag(s²) Vᵀ, X = 1μᵀ + Yc·V·diag(x/s)·Vᵀ (or U·diag(x/s)·Uᵀ·Yc),
-// which needs no U. Forming G squares the condition number, but only the
+// Algorithm: the singular values and vectors come from the leading
+// eigenpairs of the smaller Gram matrix, G = YcᵀYc (d×d) when d ≤ n, else
+// YcYcᵀ (n×n): with G = V diag(s²) Vᵀ, X = 1μᵀ + Yc·V·diag(x/s)·Vᵀ (or
+// U·diag(x/s)·Uᵀ·Yc), which needs no U. Only the eigenpairs above the
+// noise level matter, and Lanczos finds them without G formed (see
+// lanczos.go). Working with G squares the condition number, but only the
 // components with sᵢ above the noise level survive, and those are resolved
 // to a relative accuracy far below σ (the tests compare with a full SVD).
 package wnnm
@@ -29,9 +31,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack"
-	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
-	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 // Shrinker is the plan for n×d groups. It is immutable and safe for
@@ -50,47 +49,48 @@ func New(n, d int) *Shrinker {
 	return &Shrinker{n: n, d: d, g: min(n, d)}
 }
 
-// lwork is the optimal LAPACK workspace length for the Gram matrix.
-func (s *Shrinker) lwork() int {
-	var q [1]float64
-	a := blas64.Symmetric{N: s.g, Stride: s.g, Uplo: blas.Upper, Data: make([]float64, s.g*s.g)}
-	lapack64.Syev(lapack.EVCompute, a, make([]float64, s.g), q[:], -1)
-	return max(int(q[0]), 3*s.g-1)
-}
-
 // Workspace is the scratch memory of Shrink.
 type Workspace struct {
-	mean  []float64
-	yc    []float64 // centred group, n×d
-	gram  []float64 // Gram matrix, then the reflectors of its tridiagonal form (g×g)
-	work  []float64 // LAPACK workspace
-	diag  []float64 // T's diagonal
-	off   []float64 // T's off-diagonal
-	tau   []float64 // Householder scalars of the tridiagonal reduction
-	z     []float64 // eigenvectors of T, g×rank
-	tri   *tridiagSolver
-	vals  []float64 // eigenvalues of the Gram matrix, ascending
-	scale []float64 // x/s of every kept component
-	proj  []float64 // n×r (d ≤ n) or r×d (n < d) coefficients
-	basis []float64 // g×r kept eigenvectors
+	mean   []float64
+	yc     []float64 // centred group, n×d
+	tmp    []float64 // Yc·v or Ycᵀ·u, the inner half of a Gram product
+	work   []float64 // LAPACK workspace
+	krylov []float64 // Lanczos basis, one g-vector per step
+	alpha  []float64 // Lanczos diagonal
+	beta   []float64 // Lanczos off-diagonal
+	w      []float64 // Lanczos step vector
+	h      []float64 // its coefficients on the basis
+	tdiag  []float64 // Ritz values, ascending
+	toff   []float64 // scratch off-diagonal of Dsteqr
+	ritz   []float64 // eigenvectors of the Lanczos tridiagonal
+	vals   []float64 // the Ritz values above the noise, descending
+	z      []float64 // their Ritz vectors, one g-vector each
+	scale  []float64 // x/s of every kept component
+	proj   []float64 // n×r (d ≤ n) or r×d (n < d) coefficients
+	basis  []float64 // g×r kept eigenvectors
 }
 
 // NewWorkspace returns a workspace for Shrink.
 func (s *Shrinker) NewWorkspace() *Workspace {
+	g := s.g
 	return &Workspace{
-		mean:  make([]float64, s.d),
-		yc:    make([]float64, s.n*s.d),
-		gram:  make([]float64, s.g*s.g),
-		work:  make([]float64, s.lwork()),
-		vals:  make([]float64, s.g),
-		diag:  make([]float64, s.g),
-		off:   make([]float64, s.g),
-		tau:   make([]float64, s.g),
-		z:     make([]float64, s.g*s.g),
-		tri:   newTridiagSolver(s.g),
-		scale: make([]float64, s.g),
-		proj:  make([]float64, s.n*s.d),
-		basis: make([]float64, s.g*s.g),
+		mean:   make([]float64, s.d),
+		yc:     make([]float64, s.n*s.d),
+		tmp:    make([]float64, max(s.n, s.d)),
+		work:   make([]float64, max(1, 2*g-2)),
+		krylov: make([]float64, g*g),
+		alpha:  make([]float64, g),
+		beta:   make([]float64, g),
+		w:      make([]float64, g),
+		h:      make([]float64, g),
+		tdiag:  make([]float64, g),
+		toff:   make([]float64, g),
+		ritz:   make([]float64, g*g),
+		vals:   make([]float64, g),
+		z:      make([]float64, g*g),
+		scale:  make([]float64, g),
+		proj:   make([]float64, s.n*s.d),
+		basis:  make([]float64, g*g),
 	}
 }
 
@@ -120,28 +120,10 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 		}
 	}
 	yc := blas64.General{Rows: n, Cols: d, Stride: d, Data: ws.yc}
-	// The lower triangle: the reduction's reflectors then stand as Dormqr
-	// applies them (eigenvectors).
-	gram := blas64.Symmetric{N: g, Stride: g, Uplo: blas.Lower, Data: ws.gram}
-	if d <= n {
-		blas64.Syrk(blas.Trans, 1, yc, 0, gram) // YcᵀYc
-	} else {
-		blas64.Syrk(blas.NoTrans, 1, yc, 0, gram) // YcYcᵀ
-	}
-	// Eigenvalues first (tridiagonal reduction and the root-free QR of
-	// Dsterf, no vectors): most of the work of a full eigendecomposition is
-	// in the vectors, and only the few kept ones are needed.
-	impl := gonumlapack.Implementation{}
-	impl.Dsytrd(blas.Lower, g, ws.gram, g, ws.diag, ws.off[:max(g-1, 0)], ws.tau[:max(g-1, 0)], ws.work, len(ws.work))
-	vals := ws.vals
-	copy(vals, ws.diag)
-	copy(ws.z, ws.off[:max(g-1, 0)]) // Dsterf overwrites the off-diagonal
-	if !impl.Dsterf(g, vals, ws.z[:max(g-1, 0)]) {
-		panic("lowrank: the eigenvalues of a Gram matrix did not converge")
-	}
 	noise := (math.Sqrt(float64(n)) + math.Sqrt(float64(d))) * sigma
 	noise2 := noise * noise
-	for q := g - 1; q >= 0; q-- {
+	vals := ws.vals
+	for q := range s.lanczos(ws, noise2) {
 		s2 := max(vals[q], 0)
 		sv := math.Sqrt(s2)
 		est := math.Sqrt(max(s2-noise2, 0))
@@ -159,7 +141,11 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 	if rank == 0 {
 		return 0
 	}
-	s.eigenvectors(ws, rank)
+	for k := range rank {
+		for i := range g {
+			ws.basis[i*g+k] = ws.z[k*g+i]
+		}
+	}
 	scale := ws.scale
 	basis := blas64.General{Rows: g, Cols: rank, Stride: g, Data: ws.basis}
 	out := blas64.General{Rows: n, Cols: d, Stride: d, Data: dst}
@@ -185,76 +171,4 @@ func (s *Shrinker) Shrink(dst, y []float64, sigma, c float64, ws *Workspace) (ra
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, basis, p, 1, out)
 	}
 	return rank
-}
-
-// eigenvectors fills the first rank columns of ws.basis with the
-// eigenvectors of the Gram matrix for its rank largest eigenvalues: inverse
-// iteration on the tridiagonal T (three solves from a fixed start, each
-// vector orthogonalised against the earlier ones whose eigenvalue is close,
-// as LAPACK's dstein does within clusters), then back to the Gram matrix's
-// basis through the reflectors of the reduction.
-func (s *Shrinker) eigenvectors(ws *Workspace, rank int) {
-	g := s.g
-	vals := ws.vals
-	norm := 0.0
-	for i := range g {
-		r := math.Abs(ws.diag[i])
-		if i > 0 {
-			r += math.Abs(ws.off[i-1])
-		}
-		if i < g-1 {
-			r += math.Abs(ws.off[i])
-		}
-		norm = max(norm, r)
-	}
-	tiny := max(norm, 1e-300) * 1e-15
-	cluster := 1e-3 * norm
-	z := ws.z
-	for k := range rank {
-		lambda := vals[g-1-k]
-		ws.tri.factor(ws.diag, ws.off[:max(g-1, 0)], lambda, tiny)
-		v := z[k*g : (k+1)*g]
-		for i := range v {
-			v[i] = 1 + 0.1*math.Sin(float64(i*(k+1))) // any start with components along every eigenvector
-		}
-		for range 3 {
-			ws.tri.solve(v)
-			for j := range k {
-				if math.Abs(vals[g-1-j]-lambda) > cluster {
-					continue
-				}
-				u := z[j*g : (j+1)*g]
-				dot := 0.0
-				for i, x := range v {
-					dot += x * u[i]
-				}
-				for i := range v {
-					v[i] -= dot * u[i]
-				}
-			}
-			nrm := 0.0
-			for _, x := range v {
-				nrm += x * x
-			}
-			nrm = math.Sqrt(nrm)
-			for i := range v {
-				v[i] /= nrm
-			}
-		}
-	}
-	// basis (g×rank, stride g) = Q·Z, Z stored rank×g: the reflectors of the
-	// reduction applied to the rank vectors, 2g²·rank operations, rather
-	// than Q formed whole (Dorgtr, 4g³/3) and multiplied.
-	for k := range rank {
-		for i := range g {
-			ws.basis[i*g+k] = z[k*g+i]
-		}
-	}
-	// Q = diag(1, Q′), Q′ the product of the g−1 reflectors stored below the
-	// subdiagonal from row 1 (LAPACK's dormtr for the lower triangle; gonum
-	// has no Dormtr).
-	if g > 1 {
-		impl := gonumlapack.Implementation{}
-		impl.Dormqr(blas.Left, blas.NoTrans, g-1, rank, g-1, ws.gram[g:], g, ws.tau[:g-1], ws.basis[g:], g, ws.work, len(ws.work))
-	}
 }

@@ -1,0 +1,150 @@
+package wnnm
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
+)
+
+// The eigenpairs Shrink needs. Only those of the Gram matrix G above the
+// noise level survive the shrinkage, and a group of similar patches has
+// few of them (1–3 for most groups of a natural scene, rarely over 20 of
+// the 100–250 a group has), so a full eigendecomposition, or even the
+// tridiagonal reduction of G (Dsytrd: level-2 BLAS, two thirds of the
+// low-rank stage's time when it was used), does far more than is needed.
+// Lanczos with full reorthogonalisation builds an orthonormal basis Q of
+// the Krylov space of a fixed start vector, one product G·q per step, in
+// which the leading eigenpairs converge first; the eigenpairs of the small
+// tridiagonal T = QᵀGQ (Dsteqr) give the Ritz pairs (θ, Qs), each with the
+// residual ‖G·Qs − θ·Qs‖ = β|s_m| known without forming it. The space
+// grows by lanczosGrow steps until every Ritz value above the noise floor
+// has a residual below lanczosTol of the largest and at least
+// lanczosGuard Ritz values lie below the floor; at g steps it is the whole
+// space and the pairs are exact. A Ritz value never exceeds the eigenvalue
+// it approaches (Cauchy interlacing), so one above the floor always
+// belongs to an eigenvalue above it.
+const (
+	lanczosStart = 12
+	lanczosGrow  = 12
+	lanczosGuard = 4
+	lanczosTol   = 1e-7
+)
+
+// lanczos fills ws.vals[:k] with the Ritz values of the Gram matrix of
+// the centred group ws.yc in decreasing order and ws.z with their Ritz
+// vectors (k of them, each g long), for the k Ritz values above floor once
+// they have converged, and returns k.
+func (s *Shrinker) lanczos(ws *Workspace, floor float64) int {
+	g := s.g
+	yc := blas64.General{Rows: s.n, Cols: s.d, Stride: s.d, Data: ws.yc}
+	// The Gram product G·q is two matrix–vector products with Yc, 2·n·d
+	// multiply–adds, rather than one with G formed: forming G alone costs
+	// n·d·g/2, more than the products of the g/4 steps that are the most a
+	// group of similar patches needs.
+	inner, outer := blas.NoTrans, blas.Trans // G = YcᵀYc
+	if s.n < s.d {
+		inner, outer = blas.Trans, blas.NoTrans // G = YcYcᵀ
+	}
+	tmp := blas64.Vector{N: s.n + s.d - g, Inc: 1, Data: ws.tmp}
+	q := ws.krylov // step j's vector at q[j*g:(j+1)*g]
+	v := q[:g]
+	nrm := 0.0
+	for i := range v {
+		v[i] = 1 + 0.1*math.Sin(float64(i)) // any start with components along every eigenvector
+		nrm += v[i] * v[i]
+	}
+	scaleVec(v, 1/math.Sqrt(nrm))
+	alpha, beta := ws.alpha, ws.beta
+	impl := gonumlapack.Implementation{}
+	m, target := 0, min(g, lanczosStart)
+	for {
+		exact := false
+		for ; m < target; m++ {
+			qj := q[m*g : (m+1)*g]
+			w := ws.w
+			blas64.Gemv(inner, 1, yc, blas64.Vector{N: g, Inc: 1, Data: qj}, 0, tmp)
+			blas64.Gemv(outer, 1, yc, tmp, 0, blas64.Vector{N: g, Inc: 1, Data: w})
+			alpha[m] = dot(qj, w)
+			// Full reorthogonalisation, twice (classical Gram–Schmidt):
+			// it keeps Q orthonormal to working precision, so no
+			// spurious copies of converged Ritz values appear.
+			basis := blas64.General{Rows: m + 1, Cols: g, Stride: g, Data: q[:(m+1)*g]}
+			h := blas64.Vector{N: m + 1, Inc: 1, Data: ws.h}
+			wv := blas64.Vector{N: g, Inc: 1, Data: w}
+			for range 2 {
+				blas64.Gemv(blas.NoTrans, 1, basis, wv, 0, h)
+				blas64.Gemv(blas.Trans, -1, basis, h, 1, wv)
+			}
+			b := math.Sqrt(dot(w, w))
+			beta[m] = b
+			if m+1 == g || b <= 1e-13*math.Abs(alpha[0])+1e-300 {
+				// An invariant subspace: its Ritz pairs are exact.
+				m++
+				exact = true
+				break
+			}
+			copy(q[(m+1)*g:(m+2)*g], w)
+			scaleVec(q[(m+1)*g:(m+2)*g], 1/b)
+		}
+		// Ritz pairs of T (m×m): eigenvalues ascending in d, vectors in
+		// the columns of s (row-major, m×m).
+		d, e, sv := ws.tdiag[:m], ws.toff[:max(m-1, 0)], ws.ritz[:m*m]
+		copy(d, alpha[:m])
+		copy(e, beta[:max(m-1, 0)])
+		if !impl.Dsteqr(lapack.EVTridiag, m, d, e, sv, m, ws.work) {
+			panic("lowrank: the Lanczos tridiagonal did not converge")
+		}
+		above := 0
+		for above < m && d[m-1-above] > floor {
+			above++
+		}
+		converged := exact || m == g
+		if !converged && above+lanczosGuard <= m {
+			converged = true
+			tol := lanczosTol * math.Max(d[m-1], 0)
+			for k := range above {
+				if beta[m-1]*math.Abs(sv[(m-1)*m+m-1-k]) > tol {
+					converged = false
+					break
+				}
+			}
+		}
+		if converged {
+			for k := range above {
+				col := m - 1 - k
+				ws.vals[k] = d[col]
+				zk := ws.z[k*g : (k+1)*g]
+				clear(zk)
+				for j := range m {
+					axpy(zk, q[j*g:(j+1)*g], sv[j*m+col])
+				}
+			}
+			return above
+		}
+		target = min(g, m+lanczosGrow)
+	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+// axpy sets y += a·x.
+func axpy(y, x []float64, a float64) {
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+func scaleVec(x []float64, a float64) {
+	for i := range x {
+		x[i] *= a
+	}
+}
