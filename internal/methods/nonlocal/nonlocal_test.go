@@ -238,3 +238,91 @@ func TestDraft(t *testing.T) {
 		}
 	}
 }
+
+// TestSubspaceWiener checks the subspace Wiener pass against what it must
+// be: its output lies in the pilot's k-dimensional spectral subspace about
+// the noisy mean (nothing outside it is kept), and on a cube that lies in
+// such a subspace, with a clean pilot and faint noise, it returns the
+// clean cube.
+func TestSubspaceWiener(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	const h, w, b, k = 40, 36, 12, 4
+	clean := msi.NewCube(h, w, b)
+	spectra := make([][]float64, k)
+	for j := range spectra {
+		spectra[j] = make([]float64, b)
+		for i := range spectra[j] {
+			spectra[j][i] = rng.Float64()
+		}
+	}
+	for y := range h {
+		for x := range w {
+			for j := range k {
+				a := 40 * (1 + math.Sin(float64(x*(j+1))/9+float64(y)/(7+float64(j))))
+				for i := range b {
+					clean.Data[(i*h+y)*w+x] += a * spectra[j][i]
+				}
+			}
+		}
+	}
+	shape := blockmatch.Options{Patch: 6, Step: 6, Window: 15, K: 16}
+	noisy := noise.Add(nil, clean, 0.01, 1)
+	out, err := subspaceWienerStage(t.Context(), noisy, clean, 0.01, k, shape, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rmse(out, clean); e > 0.02 {
+		t.Errorf("faint noise on a rank-%d cube: RMSE %.4f against the clean cube", k, e)
+	}
+	noisy = noise.Add(nil, clean, 20, 2)
+	out, err = subspaceWienerStage(t.Context(), noisy, clean, 20, 2, shape, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The residual of out about the noisy mean, regressed on the pilot's
+	// two leading directions, leaves nothing.
+	mean := make([]float64, b)
+	for i := range b {
+		for _, v := range noisy.Band(i) {
+			mean[i] += v / float64(h*w)
+		}
+	}
+	centred := mat.NewDense(h*w, b, nil)
+	pc := mat.NewDense(h*w, b, nil)
+	for i := range b {
+		for p := range h * w {
+			centred.Set(p, i, out.Band(i)[p]-mean[i])
+			pc.Set(p, i, clean.Band(i)[p]-mean[i])
+		}
+	}
+	var svd mat.SVD
+	if !svd.Factorize(pc, mat.SVDThin) {
+		t.Fatal("SVD failed")
+	}
+	var v mat.Dense
+	svd.VTo(&v)
+	e := v.Slice(0, b, 0, 2)
+	var proj, back mat.Dense
+	proj.Mul(centred, e)
+	back.Mul(&proj, e.T())
+	back.Sub(centred, &back)
+	if r := mat.Norm(&back, 2) / mat.Norm(centred, 2); r > 1e-9 {
+		t.Errorf("the output holds %.3g of its norm outside the 2-dimensional subspace", r)
+	}
+}
+
+func rmse(a, b *msi.Cube) float64 {
+	s := 0.0
+	for i, v := range a.Data {
+		s += (v - b.Data[i]) * (v - b.Data[i])
+	}
+	return math.Sqrt(s / float64(len(a.Data)))
+}
+
+func TestWienerSubspace(t *testing.T) {
+	for _, tc := range [][2]int{{31, 16}, {224, 112}, {10, 10}, {16, 16}, {40, 20}, {33, 17}} {
+		if got := WienerSubspace(tc[0]); got != tc[1] {
+			t.Errorf("WienerSubspace(%d) = %d, want %d", tc[0], got, tc[1])
+		}
+	}
+}
