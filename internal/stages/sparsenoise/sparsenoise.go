@@ -25,12 +25,14 @@
 package sparsenoise
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
 )
 
 // The mask bits of Report.Mask.
@@ -232,17 +234,29 @@ func Detect(c *msi.Cube) *Report {
 	}
 	n := c.Height * c.Width
 	detectDead(c, r)
-	for b := range c.Bands {
+	eachBand(c.Bands, func(b int) {
 		band, mask := c.Band(b), r.Mask[b*n:(b+1)*n]
 		r.Impulses[b] = detectStuck(band, mask, c.Height, c.Width)
 		r.Sigma[b] = estimateSigma(band, mask, c.Height, c.Width)
-	}
+	})
 	detectStripes(c, r)
 	outliers := detectOutliers(c, r)
 	for b := range c.Bands {
 		r.Impulses[b] += outliers[b]
 	}
 	return r
+}
+
+// eachBand calls fn(b) for every band b on GOMAXPROCS goroutines. fn must
+// touch nothing but band b's own data, so the result does not depend on
+// the order of the calls.
+func eachBand(bands int, fn func(b int)) {
+	// The context is never cancelled and fn returns no error, so For
+	// returns none.
+	_ = parallel.For(context.Background(), bands, 0, func(_, b int) error {
+		fn(b)
+		return nil
+	})
 }
 
 // detectDead finds the dead columns and lines of every band of c and marks
@@ -579,9 +593,9 @@ func detectStripes(c *msi.Cube, r *Report) {
 	}
 	n := c.Height * c.Width
 	profiles := make([][]columnOffset, c.Bands)
-	for b := range c.Bands {
+	eachBand(c.Bands, func(b int) {
 		profiles[b] = columnResiduals(c.Band(b), r.Mask[b*n:(b+1)*n], c.Height, c.Width, nil)
-	}
+	})
 	standardError := func(b, x int) float64 {
 		return 1.2533 * 1.13 * r.Sigma[b] / math.Sqrt(float64(profiles[b][x].count))
 	}
