@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
 	"tdsc/internal/stages/blockmatch"
 	"tdsc/internal/stages/groupwiener"
 	"tdsc/internal/stages/subspace"
@@ -99,7 +100,10 @@ func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, feature
 func spectral(c *msi.Cube, t []float64, transpose bool) *msi.Cube {
 	B := c.Bands
 	out := msi.NewCube(c.Height, c.Width, B)
-	for k := range B {
+	// Every output band is its own sum, on its own core. The context is
+	// never cancelled and the function returns no error, so For returns
+	// none.
+	_ = parallel.For(context.Background(), B, 0, func(_, k int) error {
 		ok := out.Band(k)
 		for b := range B {
 			w := t[k*B+b]
@@ -110,7 +114,8 @@ func spectral(c *msi.Cube, t []float64, transpose bool) *msi.Cube {
 				ok[i] += w * v
 			}
 		}
-	}
+		return nil
+	})
 	return out
 }
 

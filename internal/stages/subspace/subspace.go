@@ -19,12 +19,14 @@
 package subspace
 
 import (
+	"context"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
 )
 
 // Basis is a spectral subspace of a cube with Bands bands: the mean
@@ -74,25 +76,35 @@ func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
 	mean = append([]float64(nil), mean...)
 	n := c.Height * c.Width
 	// Covariance by band pairs over contiguous band planes: the cube is
-	// band-sequential, so each pair is a dot product of two long rows.
-	cov := mat.NewSymDense(B, nil)
-	centred := make([]float64, n)
-	other := make([]float64, n)
-	for i := range B {
-		bi := c.Band(i)
-		for p := range centred {
-			centred[p] = bi[p] - mean[i]
+	// band-sequential, so each pair is a dot product of two rows, taken a
+	// block of pixels at a time with every band of the block centred once.
+	const block = 4096
+	sums := make([]float64, B*B)
+	centred := make([]float64, B*block)
+	for p0 := 0; p0 < n; p0 += block {
+		m := min(block, n-p0)
+		for i := range B {
+			row := centred[i*m : (i+1)*m]
+			for p, v := range c.Band(i)[p0 : p0+m] {
+				row[p] = v - mean[i]
+			}
 		}
+		for i := range B {
+			ri := centred[i*m : (i+1)*m]
+			for j := i; j < B; j++ {
+				rj := centred[j*m : (j+1)*m]
+				s := 0.0
+				for p, v := range ri {
+					s += v * rj[p]
+				}
+				sums[i*B+j] += s
+			}
+		}
+	}
+	cov := mat.NewSymDense(B, nil)
+	for i := range B {
 		for j := i; j < B; j++ {
-			bj := c.Band(j)
-			for p := range other {
-				other[p] = bj[p] - mean[j]
-			}
-			s := 0.0
-			for p, v := range centred {
-				s += v * other[p]
-			}
-			cov.SetSym(i, j, s/float64(n))
+			cov.SetSym(i, j, sums[i*B+j]/float64(n))
 		}
 	}
 	var eig mat.EigenSym
@@ -129,16 +141,16 @@ func (bs *Basis) Project(y *msi.Cube) *msi.Cube {
 		panic(fmt.Sprintf("subspace: Project: cube has %d bands, basis %d", y.Bands, bs.Bands))
 	}
 	z := msi.NewCube(y.Height, y.Width, bs.K)
-	for b := range bs.Bands {
-		yb := y.Band(b)
-		for i := range bs.K {
-			e := bs.E[b*bs.K+i]
-			zi := z.Band(i)
-			for p, v := range yb {
-				zi[p] += (v - bs.Mean[b]) * e
+	// Every eigen-image is its own sum over the bands, on its own core.
+	eachPlane(bs.K, func(i int) {
+		zi := z.Band(i)
+		for b := range bs.Bands {
+			e, mu := bs.E[b*bs.K+i], bs.Mean[b]
+			for p, v := range y.Band(b) {
+				zi[p] += (v - mu) * e
 			}
 		}
-	}
+	})
 	return z
 }
 
@@ -149,7 +161,7 @@ func (bs *Basis) Reconstruct(z *msi.Cube) *msi.Cube {
 		panic(fmt.Sprintf("subspace: Reconstruct: cube has %d bands, basis dimension %d", z.Bands, bs.K))
 	}
 	y := msi.NewCube(z.Height, z.Width, bs.Bands)
-	for b := range bs.Bands {
+	eachPlane(bs.Bands, func(b int) {
 		yb := y.Band(b)
 		for p := range yb {
 			yb[p] = bs.Mean[b]
@@ -160,8 +172,20 @@ func (bs *Basis) Reconstruct(z *msi.Cube) *msi.Cube {
 				yb[p] += v * e
 			}
 		}
-	}
+	})
 	return y
+}
+
+// eachPlane calls fn(i) for every i in [0, n) on GOMAXPROCS goroutines;
+// each call writes one plane of its own, so the result does not depend on
+// their order.
+func eachPlane(n int, fn func(i int)) {
+	// The context is never cancelled and fn returns no error, so For
+	// returns none.
+	_ = parallel.For(context.Background(), n, 0, func(_, i int) error {
+		fn(i)
+		return nil
+	})
 }
 
 // SignalPower returns, for each direction eᵢ of the basis, the power of
