@@ -186,3 +186,27 @@ func BenchmarkMatchRow(b *testing.B) {
 		})
 	}
 }
+
+// TestSelectSmallest checks that the k smallest candidates, sorted, are the
+// first k of a full sort, with ties in distance among them.
+func TestSelectSmallest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for _, n := range []int{1, 2, 3, 10, 961} {
+		for _, k := range []int{1, 2, n / 4, n / 2, n - 1, n} {
+			if k < 1 || k > n {
+				continue
+			}
+			c := make([]cand, n)
+			for i := range c {
+				c[i] = cand{d: float64(rng.IntN(n/3 + 1)), pos: int32(rng.Perm(n)[0]*n + i)}
+			}
+			want := slices.Clone(c)
+			slices.SortFunc(want, compareCand)
+			selectSmallest(c, k)
+			slices.SortFunc(c[:k], compareCand)
+			if !slices.Equal(c[:k], want[:k]) {
+				t.Fatalf("n %d, k %d: the k smallest are %v, want %v", n, k, c[:k], want[:k])
+			}
+		}
+	}
+}
