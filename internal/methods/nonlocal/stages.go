@@ -151,7 +151,12 @@ func subspaceWienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64,
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
-	zh, err := collaborate(ctx, m, o, zp, basis.K, zp, threads, func() groupEstimator {
+	// Matched on the leading eigen-images only, as the full-spectrum pass
+	// is on the same number of features: the trailing ones hold little
+	// signal and add their noise to every distance.
+	feat := &msi.Cube{Height: zp.Height, Width: zp.Width, Bands: min(wienerFeatures, basis.K)}
+	feat.Data = zp.Data[:feat.Bands*zp.Height*zp.Width]
+	zh, err := collaborate(ctx, m, o, feat, basis.K, zp, threads, func() groupEstimator {
 		ws := f.NewWorkspace()
 		pg := make([]float64, f.Len())
 		return func(pos []int32, est []float64) float64 {
