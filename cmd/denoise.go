@@ -29,6 +29,7 @@ type denoiseFlags struct {
 	tf                      tileFlags
 	noise                   noiseFlags
 	saveMask, saveResidual  string
+	mask                    string
 	force                   bool
 }
 
@@ -97,6 +98,7 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	df.noise.register(f)
 	f.StringVar(&df.saveMask, "save-mask", "", "also write the pixels treated as missing: a cube of 0 (kept), 1 (impulse), 2 (dead column or line), 3 (both); "+formats.Paths())
 	f.StringVar(&df.saveResidual, "save-residual", "", "also write the removed component, input − result (it should look like noise); "+formats.Paths())
+	f.StringVar(&df.mask, "mask", "", "a cube of the input's height and width, one band (every band) or the input's bands, whose nonzero voxels mark the input's as missing: not used as data, written back as they were; "+formats.Paths())
 	f.IntVar(&df.tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
 	f.StringVar(&df.tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive(denoise.Dict.Name, denoise.SaveDict.Name)
@@ -201,18 +203,24 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 	// The cube is read whole only when it fits --max-memory: the same
 	// budget bounds the read and sizes the strips.
 	d.cf.maxMemory = d.tf.maxMemory
-	d.cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading --ref and writing the outputs
+	d.cf.start(cmd) // SIGINT and SIGTERM stop reading --ref and writing the outputs
 	ro, err := d.cf.readOptionsFor(d.input)
 	if err != nil {
 		return flagError(err)
 	}
 	job := &pipeline.Job{
-		Input: d.input, Read: ro, Sigma: d.sigma, Noise: model,
+		Input: d.input, Read: ro, Sigma: d.sigma, Noise: model, Mask: d.mask,
 		Out: d.out, SaveDictionary: d.settings[denoise.SaveDict.Name].text, SaveMask: d.saveMask, SaveResidual: d.saveResidual,
 		WriteOptions: func(src msi.Storage) msi.WriteOptions { return d.cf.writeOptions(src, d.force) },
 		Force:        d.force, KeepCubes: d.ref != "", Program: "tdsc " + version,
 	}
-	log := newReporter(cmd)
+	if d.mask != "" {
+		if job.MaskRead, err = d.cf.readOptionsFor(d.mask); err != nil {
+			return fmt.Errorf("--mask: %w", flagError(err))
+		}
+		job.MaskRead.Scale = 0 // zero or not whatever the scale
+	}
+	log := d.cf.log
 	job.Report = log
 	if job.Spec, job.Method, job.Known, err = d.build(f, log); err != nil {
 		return err
@@ -224,7 +232,7 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 	var clean *msi.Cube
 	if d.ref != "" {
 		job.Check = func(noisy *msi.Cube) error {
-			if clean, err = d.cf.openLike(d.ref, noisy.Stored); err != nil {
+			if clean, err = d.cf.open(d.ref); err != nil {
 				return err
 			}
 			if !clean.SameSize(noisy) {

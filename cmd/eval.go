@@ -23,6 +23,7 @@ func newEvalCmd() *cobra.Command {
 		cf                   cubeFlags
 		noRef                bool
 		noisyPath, estimator string
+		mask                 string
 	)
 	c := &cobra.Command{
 		Use:   "eval (--ref CLEAN | --noref [--noisy NOISY]) INPUT...",
@@ -65,7 +66,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 			"  tdsc eval --noref --noisy scene.mat denoised.mat",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
-			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
+			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			flags := cmd.Flags()
 			if noRef {
 				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop"} {
@@ -102,13 +103,16 @@ adds every band; --csv prints the same rows, --json every band) of:
 				}
 				crit.Baseline = b
 			}
-			clean, err := cf.open(ref, nil)
+			clean, err := cf.open(ref)
 			if err != nil {
+				return flagError(err)
+			}
+			if err := cf.applyMask(clean, mask); err != nil {
 				return flagError(err)
 			}
 			rows := make([]evalRow, len(inputs))
 			for i, in := range inputs {
-				x, err := cf.openLike(in, clean.Stored)
+				x, err := cf.open(in)
 				if err != nil {
 					return err
 				}
@@ -155,6 +159,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 	f.BoolVar(&noRef, "noref", false, "no clean reference: the estimated noise σ of every input, band by band (real data)")
 	f.StringVar(&noisyPath, "noisy", "", "with --noref: the noisy cube the inputs were denoised from; report what each removed: its σ, its correlation with the output, its lag-1 autocorrelations and its energy shares in column and row means (see above)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
+	f.StringVar(&mask, "mask", "", "a cube of the reference's height and width, one band (every band) or its bands, whose nonzero voxels are left out of the scores, as missing voxels of the reference or an input are")
 	cf.register(f, false)
 	cf.registerMemory(f)
 	excludeEachOther(c, "csv", "json")

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,7 +59,7 @@ clip the values to [0, 255] (a warning says how many).`,
 			"  tdsc noise --input balloons_ms --case mixture --seed 1 --out c5.hdr",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
+			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --out are required")
 			}
@@ -100,7 +101,7 @@ clip the values to [0, 255] (a warning says how many).`,
 				return flagError(err)
 			}
 			log := newReporter(cmd)
-			clean, err := cf.open(input, log)
+			clean, err := cf.open(input)
 			if err != nil {
 				return flagError(err)
 			}
@@ -121,6 +122,14 @@ clip the values to [0, 255] (a warning says how many).`,
 				return flagError(err)
 			}
 			noisy, applied := sim.noisy, sim.applied
+			// A voxel without data stays without: no noise is drawn
+			// into what is not there (impulses and dead lines would
+			// give it a value).
+			for i, v := range clean.Data {
+				if math.IsNaN(v) {
+					noisy.Data[i] = v
+				}
+			}
 			what := spec.Resolve().String()
 			if caseName != "" {
 				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)

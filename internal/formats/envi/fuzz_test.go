@@ -17,7 +17,8 @@ func FuzzParseENVIHeader(f *testing.F) {
 	f.Add([]byte("ENVI\r\ndescription = {a\r\nb}\r\nSAMPLES = 640\r\nlines = 480\r\nbands = 3\r\ndata type = 12\r\n" +
 		"interleave = bip\r\nbyte order = 1\r\nheader offset = 128\r\nwavelength units = Micrometers\r\n" +
 		"wavelength = {\r\n0.45,\r\n0.55,\r\n0.65}\r\n"))
-	f.Add([]byte(headerText(2, 3, 2, &msi.Metadata{Wavelengths: []float64{400, 410}})))
+	f.Add([]byte(headerText(2, 3, 2, &msi.Metadata{Wavelengths: []float64{400, 410}}, storedUnits{scale: 1})))
+	f.Add([]byte(headerText(2, 3, 2, &msi.Metadata{NoData: -9999, HasNoData: true}, storedUnits{scale: 255.0 / 4095, gains: []float64{0.5, 2}, offsets: []float64{0, -1}})))
 	f.Add([]byte("ENVI\nsamples = 1\nlines = 1\nbands = 1\ndata type = 1\nwavelength = {\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		h, err := parseENVIHeader(text)

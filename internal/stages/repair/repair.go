@@ -12,11 +12,13 @@
 // impulse and dead pixels carry no information, so they are treated as
 // missing and filled:
 //
-//  1. z = y − u, with u the detector's offsets; every masked pixel of z is
-//     filled with the median of the unmasked pixels of its band in the
-//     smallest square window (radius 1, 2, …) that holds at least
-//     fillMinimum of them (a dead column takes its value from the columns
-//     beside it, an impulse of a dense band from the few live neighbours).
+//  1. z = y − u, with u the detector's offsets; every impulse or dead
+//     pixel of z is filled with the median of the unmasked pixels of its
+//     band in the smallest square window (radius 1, 2, …) that holds at
+//     least fillMinimum of them (a dead column takes its value from the
+//     columns beside it, an impulse of a dense band from the few live
+//     neighbours); then every missing voxel (no data, which may cover
+//     large regions) is filled by FillMissing's growth from the rest.
 //  2. x̂ = whitened Gaussian denoising of z: every band scaled to the
 //     median σ_b, the denoiser run at that level, the bands scaled back
 //     (package bandwhiten).
@@ -67,7 +69,8 @@ type Options struct {
 	// re-estimated.
 	KeepStripes bool
 	// KeepMasked leaves the impulse and dead pixels in the cube as they
-	// are instead of filling them.
+	// are instead of filling them (missing voxels are filled all the
+	// same: they have no value to keep).
 	KeepMasked bool
 	// NoReestimate keeps the detector's stripe offsets through every pass.
 	NoReestimate bool
@@ -104,7 +107,7 @@ type Result struct {
 
 // ErrAllMasked is returned when every pixel of the cube is masked: there
 // is nothing to estimate the scene from.
-var ErrAllMasked = errors.New("repair: every pixel is an impulse or dead: nothing is left to estimate the scene from")
+var ErrAllMasked = errors.New("repair: every pixel is missing, an impulse or dead: nothing is left to estimate the scene from")
 
 // Remove estimates x from noisy with the sparse noise det found in it
 // (det must be sparsenoise.Detect's report of noisy) and the Gaussian
@@ -131,6 +134,9 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 	mask := det.Mask
 	if o.KeepMasked {
 		mask = make([]uint8, len(det.Mask))
+		for i, m := range det.Mask {
+			mask[i] = m & sparsenoise.Missing
+		}
 	}
 	offsets := make([][]float64, noisy.Bands)
 	if !o.KeepStripes {
@@ -144,6 +150,7 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 			return nil, err
 		}
 	}
+	fillMissing(z, mask)
 	var x *msi.Cube
 	for pass := 0; pass < passes; pass++ {
 		draft := pass < passes-1 && o.Draft != nil
@@ -223,12 +230,13 @@ func sparsePart(y, x *msi.Cube, mask []uint8, offsets [][]float64) *msi.Cube {
 	return s
 }
 
-// fill sets every masked pixel of c to the median of the unmasked pixels
-// of its band in the smallest square window around it, of radius 1, 2, …,
-// that holds at least fillMinimum of them (or all of the band's, if fewer).
-// A band with no unmasked pixel takes the filled values of the nearest band
-// that has some (the lower one on a tie). It returns ErrAllMasked when no
-// band has an unmasked pixel.
+// fill sets every impulse or dead pixel of c to the median of the
+// unmasked pixels of its band in the smallest square window around it, of
+// radius 1, 2, …, that holds at least fillMinimum of them (or all of the
+// band's, if fewer). A band with no unmasked pixel takes the filled values
+// of the nearest band that has some (the lower one on a tie), missing
+// voxels aside. It returns ErrAllMasked when no band has an unmasked
+// pixel. Missing voxels are left to fillMissing.
 func fill(c *msi.Cube, mask []uint8) error {
 	n := c.Height * c.Width
 	live := make([]int, c.Bands)
@@ -251,7 +259,7 @@ func fill(c *msi.Cube, mask []uint8) error {
 		want := min(fillMinimum, live[b])
 		for y := range c.Height {
 			for x := range c.Width {
-				if bandMask[y*c.Width+x] == 0 {
+				if m := bandMask[y*c.Width+x]; m == 0 || m == sparsenoise.Missing {
 					continue
 				}
 				for r := 1; ; r++ {
@@ -277,16 +285,156 @@ func fill(c *msi.Cube, mask []uint8) error {
 		}
 		for d := 1; ; d++ {
 			if src := b - d; src >= 0 && live[src] > 0 {
-				copy(c.Band(b), c.Band(src))
+				copyLive(c, mask, b, src)
 				break
 			}
 			if src := b + d; src < c.Bands && live[src] > 0 {
-				copy(c.Band(b), c.Band(src))
+				copyLive(c, mask, b, src)
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// copyLive copies band src of c into band dst where dst is not missing.
+func copyLive(c *msi.Cube, mask []uint8, dst, src int) {
+	n := c.Height * c.Width
+	to, from, m := c.Band(dst), c.Band(src), mask[dst*n:(dst+1)*n]
+	for i := range to {
+		if m[i]&sparsenoise.Missing == 0 {
+			to[i] = from[i]
+		}
+	}
+}
+
+// FillMissing returns c with its missing (NaN) voxels filled as Remove
+// fills them (fillMissing), and which voxels were missing; c itself and
+// nil when none is. It returns ErrAllMasked when every voxel is missing.
+func FillMissing(c *msi.Cube) (*msi.Cube, []bool, error) {
+	mask := make([]uint8, len(c.Data))
+	missing := make([]bool, len(c.Data))
+	n := 0
+	for i, v := range c.Data {
+		if math.IsNaN(v) {
+			mask[i], missing[i] = sparsenoise.Missing, true
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return c, nil, nil
+	case len(c.Data):
+		return nil, nil, ErrAllMasked
+	}
+	filled := c.Clone()
+	fillMissing(filled, mask)
+	return filled, missing, nil
+}
+
+// fillMissing sets every voxel of c marked Missing in mask by growing the
+// band's other voxels into the missing region, ring by ring: every missing
+// voxel with a known voxel among its 8 neighbours takes their mean, and
+// once a ring is done its voxels are known to the next. A missing region
+// thus takes the values of its border, smoothly, in time linear in its
+// size however large it is (the window median of fill would search ever
+// wider windows). A band whose every voxel is missing takes the filled
+// values of the nearest band that has data (the lower one on a tie).
+// Voxels not marked Missing are not changed; a cube without any data is
+// left as it is.
+func fillMissing(c *msi.Cube, mask []uint8) {
+	n := c.Height * c.Width
+	empty := make([]bool, c.Bands)
+	for b := range c.Bands {
+		empty[b] = !growBand(c.Band(b), mask[b*n:(b+1)*n], c.Height, c.Width)
+	}
+	for b := range c.Bands {
+		if !empty[b] {
+			continue
+		}
+		for d := 1; d < c.Bands; d++ {
+			if src := b - d; src >= 0 && !empty[src] {
+				copy(c.Band(b), c.Band(src))
+				break
+			}
+			if src := b + d; src < c.Bands && !empty[src] {
+				copy(c.Band(b), c.Band(src))
+				break
+			}
+		}
+	}
+}
+
+// growBand fills the Missing voxels of a height×width band ring by ring
+// (see fillMissing) and reports whether the band has any known voxel.
+func growBand(band []float64, mask []uint8, height, width int) bool {
+	known := make([]bool, len(band))
+	var ring []int
+	for i, m := range mask {
+		known[i] = m&sparsenoise.Missing == 0
+	}
+	if !slices.Contains(known, true) {
+		return false
+	}
+	// The first ring: missing voxels next to a known one.
+	for i, k := range known {
+		if !k && hasKnownNeighbour(known, i, height, width) {
+			ring = append(ring, i)
+		}
+	}
+	queued := make([]bool, len(band))
+	for _, i := range ring {
+		queued[i] = true
+	}
+	values := make([]float64, 0, 64)
+	for len(ring) > 0 {
+		values = values[:0]
+		for _, i := range ring {
+			y, x := i/width, i%width
+			sum, count := 0.0, 0
+			for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
+				for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
+					if j := yy*width + xx; known[j] {
+						sum += band[j]
+						count++
+					}
+				}
+			}
+			values = append(values, sum/float64(count))
+		}
+		var next []int
+		for k, i := range ring {
+			band[i], known[i] = values[k], true
+		}
+		for _, i := range ring {
+			y, x := i/width, i%width
+			for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
+				for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
+					if j := yy*width + xx; !known[j] && !queued[j] {
+						queued[j] = true
+						next = append(next, j)
+					}
+				}
+			}
+		}
+		slices.Sort(next)
+		ring = next
+	}
+	return true
+}
+
+// hasKnownNeighbour reports whether voxel i of a height×width band has a
+// known voxel among its 8 neighbours.
+func hasKnownNeighbour(known []bool, i, height, width int) bool {
+	y, x := i/width, i%width
+	for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
+		for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
+			if known[yy*width+xx] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reestimateStripes returns the stripe offsets read off the residual
