@@ -69,7 +69,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			flags := cmd.Flags()
 			if noRef {
-				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop"} {
+				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop", "mask"} {
 					if flags.Changed(g) {
 						return fmt.Errorf("--%s needs a reference: it does not apply with --noref", g)
 					}
