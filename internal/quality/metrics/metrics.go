@@ -97,8 +97,9 @@ func PSNR(ref, x []float64) float64 {
 
 // SAM returns the mean spectral angle in degrees between the spectra of x
 // and those of ref, pixel by pixel. Pixels where either spectrum is all zero
-// are skipped; the cosine is clamped to [-1, 1] against round-off. It returns
-// NaN when every pixel is skipped and panics if the sizes differ.
+// or has a missing (NaN) voxel are skipped; the cosine is clamped to
+// [-1, 1] against round-off. It returns NaN when every pixel is skipped and
+// panics if the sizes differ.
 func SAM(ref, x *msi.Cube) float64 {
 	mustSameSize(ref, x)
 	n := ref.Height * ref.Width
