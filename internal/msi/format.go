@@ -68,7 +68,7 @@ type WindowReader interface {
 	// whole file: the automatic scale, which needs the largest value (one
 	// pass over the file, stopped with ctx's error once ctx is cancelled),
 	// when neither the user nor the file gives it. Metadata and ReadLines
-	// call it, without a context, when it has not run.
+	// call it, with a context never cancelled, when it has not run.
 	Prepare(ctx context.Context) error
 	// ReadLines returns lines y0 .. y0+n−1, every sample and band, as an
 	// n×W×B cube on the working scale with the cube's wavelengths, its

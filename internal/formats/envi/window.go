@@ -59,8 +59,7 @@ func (r *reader) Size() (height, width, bands int) {
 }
 
 // Prepare finds the automatic scale, when it needs the largest value, in
-// one pass over the file by blocks of lines, checking ctx (nil: never
-// cancelled) before each.
+// one pass over the file by blocks of lines, checking ctx before each.
 func (r *reader) Prepare(ctx context.Context) error {
 	if r.units.scale != 0 {
 		return nil
@@ -69,8 +68,8 @@ func (r *reader) Prepare(ctx context.Context) error {
 	step := max(1, passBytes/lineBytes)
 	largest := math.Inf(-1)
 	for y0 := 0; y0 < r.h.lines; y0 += step {
-		if ctx != nil && ctx.Err() != nil {
-			return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		c, err := r.physical(y0, min(step, r.h.lines-y0))
 		if err != nil {
@@ -84,7 +83,7 @@ func (r *reader) Prepare(ctx context.Context) error {
 
 // Metadata returns the cube's metadata as Open sets it.
 func (r *reader) Metadata() (msi.Metadata, error) {
-	if err := r.Prepare(nil); err != nil {
+	if err := r.Prepare(context.Background()); err != nil {
 		return msi.Metadata{}, err
 	}
 	return r.h.metadata(r.units), nil
@@ -95,7 +94,7 @@ func (r *reader) Metadata() (msi.Metadata, error) {
 // missing voxels NaN. A line range outside the cube is an error, as is an
 // infinite value.
 func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
-	if err := r.Prepare(nil); err != nil {
+	if err := r.Prepare(context.Background()); err != nil {
 		return nil, err
 	}
 	c, err := r.physical(y0, n)

@@ -380,7 +380,7 @@ func (r *reader) Size() (height, width, bands int) {
 // Metadata returns the cube's Storage (a .npy file has no other
 // metadata), finding the automatic scale if it is not known yet.
 func (r *reader) Metadata() (msi.Metadata, error) {
-	if err := r.Prepare(nil); err != nil {
+	if err := r.Prepare(context.Background()); err != nil {
 		return msi.Metadata{}, err
 	}
 	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, Units: r.units}}, nil
@@ -391,8 +391,7 @@ const passBytes = 1 << 20
 
 // Prepare sets r.scale to msi.AutoScale's factor for the array's element
 // type and largest value (NaN, missing, aside), read in one pass over the
-// file, unless it is set; a cancelled ctx (nil: never) stops the pass
-// with its error. An infinite value is an error naming its place, as
+// file, unless it is set; a cancelled ctx stops the pass with its error. An infinite value is an error naming its place, as
 // Open's.
 func (r *reader) Prepare(ctx context.Context) error {
 	if r.scale != 0 {
@@ -403,8 +402,8 @@ func (r *reader) Prepare(ctx context.Context) error {
 	buf := make([]byte, passBytes/size*size)
 	largest := math.Inf(-1)
 	for i := 0; i < n; {
-		if ctx != nil && ctx.Err() != nil {
-			return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		k := min(n-i, len(buf)/size)
 		chunk := buf[:k*size]
@@ -458,7 +457,7 @@ func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
 	if n < 1 || y0 < 0 || y0 > height-n {
 		return nil, fmt.Errorf("%s: lines [%d, %d) are outside the cube's %d lines", r.path, y0, y0+n, height)
 	}
-	if err := r.Prepare(nil); err != nil {
+	if err := r.Prepare(context.Background()); err != nil {
 		return nil, err
 	}
 	starts, length := lineRuns(r.dims, r.axes, r.h.Fortran, y0, n)
