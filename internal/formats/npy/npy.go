@@ -391,8 +391,8 @@ const passBytes = 1 << 20
 
 // Prepare sets r.scale to msi.AutoScale's factor for the array's element
 // type and largest value (NaN, missing, aside), read in one pass over the
-// file, unless it is set; a cancelled ctx stops the pass with its error. An infinite value is an error naming its place, as
-// Open's.
+// file, unless it is set; a cancelled ctx stops the pass with its error.
+// An infinite value is an error naming its place, as Open's.
 func (r *reader) Prepare(ctx context.Context) error {
 	if r.scale != 0 {
 		return nil
