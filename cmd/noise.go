@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 )
@@ -104,6 +105,9 @@ clip the values to [0, 255] (a warning says how many).`,
 			clean, err := cf.open(input)
 			if err != nil {
 				return flagError(err)
+			}
+			if scale := clean.Stored.Scale; spec.Sigma > 0 && scale != 1 {
+				log.Logf("σ = %s", denoise.InUnits(spec.Sigma, scale))
 			}
 			// Simulating fills a new cube: abandoned when interrupted.
 			type simulated struct {

@@ -312,41 +312,46 @@ func copyLive(c *msi.Cube, mask []uint8, dst, src int) {
 // fills them (fillMissing), and which voxels were missing; c itself and
 // nil when none is. It returns ErrAllMasked when every voxel is missing.
 func FillMissing(c *msi.Cube) (*msi.Cube, []bool, error) {
+	switch c.Missing() {
+	case 0:
+		return c, nil, nil // nothing allocated: strips of a cube without missing voxels
+	case len(c.Data):
+		return nil, nil, ErrAllMasked
+	}
 	mask := make([]uint8, len(c.Data))
 	missing := make([]bool, len(c.Data))
-	n := 0
 	for i, v := range c.Data {
 		if math.IsNaN(v) {
 			mask[i], missing[i] = sparsenoise.Missing, true
-			n++
 		}
-	}
-	switch n {
-	case 0:
-		return c, nil, nil
-	case len(c.Data):
-		return nil, nil, ErrAllMasked
 	}
 	filled := c.Clone()
 	fillMissing(filled, mask)
 	return filled, missing, nil
 }
 
-// fillMissing sets every voxel of c marked Missing in mask by growing the
-// band's other voxels into the missing region, ring by ring: every missing
-// voxel with a known voxel among its 8 neighbours takes their mean, and
-// once a ring is done its voxels are known to the next. A missing region
-// thus takes the values of its border, smoothly, in time linear in its
-// size however large it is (the window median of fill would search ever
-// wider windows). A band whose every voxel is missing takes the filled
-// values of the nearest band that has data (the lower one on a tie).
-// Voxels not marked Missing are not changed; a cube without any data is
-// left as it is.
+// fillMissing sets every voxel of c marked Missing in mask to the value
+// of its mirror image across the nearest voxel of the band that is not
+// missing: p becomes the value at 2q − p, q the nearest known voxel (as
+// a breadth-first search over 8-neighbours finds it, ties to the lower
+// index), or the value at q itself where 2q − p is outside the band or
+// missing too. A missing region so takes the texture and the noise of
+// the data beside it, as symmetric padding does at an image's border:
+// filled with smooth values instead (each voxel the mean of its known
+// neighbours, ring by ring), a 10-column no-data edge of the balloons
+// crop made the nonlocal method 10 % worse in RMSE in columns far from
+// it, its pilot and groups learning the smooth streaks; mirrored, 0.6 %.
+// It takes time linear in the band's size however large the region
+// (where the window median of fill would search ever wider windows). A
+// band whose every voxel is missing takes the filled values of the
+// nearest band that has data (the lower one on a tie). Voxels not marked
+// Missing are not changed; a cube without any data is left as it is.
 func fillMissing(c *msi.Cube, mask []uint8) {
 	n := c.Height * c.Width
 	empty := make([]bool, c.Bands)
+	source := make([]int32, n)
 	for b := range c.Bands {
-		empty[b] = !growBand(c.Band(b), mask[b*n:(b+1)*n], c.Height, c.Width)
+		empty[b] = !mirrorBand(c.Band(b), mask[b*n:(b+1)*n], c.Height, c.Width, source)
 	}
 	for b := range c.Bands {
 		if !empty[b] {
@@ -365,53 +370,41 @@ func fillMissing(c *msi.Cube, mask []uint8) {
 	}
 }
 
-// growBand fills the Missing voxels of a height×width band ring by ring
-// (see fillMissing) and reports whether the band has any known voxel.
-func growBand(band []float64, mask []uint8, height, width int) bool {
-	known := make([]bool, len(band))
+// mirrorBand fills the Missing voxels of a height×width band by their
+// mirror images (see fillMissing), with source as scratch for the nearest
+// known voxel of every voxel, and reports whether the band has any known
+// voxel.
+func mirrorBand(band []float64, mask []uint8, height, width int, source []int32) bool {
+	missing := func(i int) bool { return mask[i]&sparsenoise.Missing != 0 }
+	// Breadth-first search from every known voxel at once, ring by ring
+	// in index order: source[i] is the known voxel nearest i.
 	var ring []int
-	for i, m := range mask {
-		known[i] = m&sparsenoise.Missing == 0
-	}
-	if !slices.Contains(known, true) {
-		return false
-	}
-	// The first ring: missing voxels next to a known one.
-	for i, k := range known {
-		if !k && hasKnownNeighbour(known, i, height, width) {
-			ring = append(ring, i)
+	for i := range band {
+		source[i] = -1
+		if !missing(i) {
+			source[i] = int32(i)
 		}
 	}
-	queued := make([]bool, len(band))
-	for _, i := range ring {
-		queued[i] = true
+	for i := range band {
+		if missing(i) && hasSource(source, i, height, width) {
+			ring = append(ring, i)
+			source[i] = -2 // queued
+		}
 	}
-	values := make([]float64, 0, 64)
+	if len(ring) == 0 {
+		return slices.ContainsFunc(source, func(s int32) bool { return s >= 0 })
+	}
 	for len(ring) > 0 {
-		values = values[:0]
 		for _, i := range ring {
-			y, x := i/width, i%width
-			sum, count := 0.0, 0
-			for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
-				for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
-					if j := yy*width + xx; known[j] {
-						sum += band[j]
-						count++
-					}
-				}
-			}
-			values = append(values, sum/float64(count))
+			source[i] = nearestSource(source, i, height, width)
 		}
 		var next []int
-		for k, i := range ring {
-			band[i], known[i] = values[k], true
-		}
 		for _, i := range ring {
 			y, x := i/width, i%width
 			for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
 				for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
-					if j := yy*width + xx; !known[j] && !queued[j] {
-						queued[j] = true
+					if j := yy*width + xx; source[j] == -1 {
+						source[j] = -2
 						next = append(next, j)
 					}
 				}
@@ -420,21 +413,45 @@ func growBand(band []float64, mask []uint8, height, width int) bool {
 		slices.Sort(next)
 		ring = next
 	}
+	for i := range band {
+		if !missing(i) {
+			continue
+		}
+		q := int(source[i])
+		y, x, qy, qx := i/width, i%width, q/width, q%width
+		band[i] = band[q]
+		if ry, rx := 2*qy-y, 2*qx-x; ry >= 0 && ry < height && rx >= 0 && rx < width && !missing(ry*width+rx) {
+			band[i] = band[ry*width+rx]
+		}
+	}
 	return true
 }
 
-// hasKnownNeighbour reports whether voxel i of a height×width band has a
-// known voxel among its 8 neighbours.
-func hasKnownNeighbour(known []bool, i, height, width int) bool {
+// hasSource reports whether voxel i of a height×width band has a
+// neighbour whose nearest known voxel is found (source ≥ 0).
+func hasSource(source []int32, i, height, width int) bool {
+	return nearestSource(source, i, height, width) >= 0
+}
+
+// nearestSource returns, of the nearest known voxels of the 8 neighbours
+// of voxel i that have one, the one nearest i (the lower index on a tie),
+// or -1.
+func nearestSource(source []int32, i, height, width int) int32 {
 	y, x := i/width, i%width
+	best, bestDist := int32(-1), 0
 	for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
 		for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
-			if known[yy*width+xx] {
-				return true
+			s := source[yy*width+xx]
+			if yy*width+xx == i || s < 0 {
+				continue
+			}
+			dy, dx := int(s)/width-y, int(s)%width-x
+			if d := dy*dy + dx*dx; best < 0 || d < bestDist || d == bestDist && s < best {
+				best, bestDist = s, d
 			}
 		}
 	}
-	return false
+	return best
 }
 
 // reestimateStripes returns the stripe offsets read off the residual
