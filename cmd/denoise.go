@@ -91,7 +91,7 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	f.StringVarP(&df.method, "method", "m", methods.Default().Name, "denoising method: "+strings.Join(methods.Names(), ", "))
 	f.StringVarP(&df.ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
 	f.BoolVar(&df.force, "force", false, "overwrite existing outputs")
-	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale, of every band (estimated from the input when not given)")
+	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the working [0, 255] scale, of every band (estimated from the input when not given; a warning when 4 times from the estimate)")
 	f.IntVar(&df.threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
 	df.settings = registerSettings(c, declarations(methods.All()))
 	df.cf.register(f, true)
@@ -159,10 +159,16 @@ whose σ differ by more than ×`+fmt.Sprint(pipeline.DifferRatio)+` are whitened
 search. A given --sigma is the σ of every band: nothing is whitened. --save-mask and
 --save-residual write what was treated as missing and what was removed.`) + `
 
-σ: --sigma, else estimated from the input (and said on stderr). --out is a PNG stack
-folder (16-bit, clipped to [0, 255]), an ENVI .hdr (float32, lossless; the header
-records the method and its settings), a .npy or a .mat. With --ref it also prints
-the eval table of the input and the result on stdout.
+σ: --sigma, on the working [0, 255] scale, else estimated from the input; said on
+stderr in the input's units too, with a warning when a given σ is more than 4 times
+from the estimate. --out is a PNG stack folder (16-bit, clipped to [0, 255]), an
+ENVI .hdr (float32, lossless, in the input's units; the header records them and the
+method and its settings), a .npy or a .mat. With --ref it also prints the eval table
+of the input and the result on stdout.
+
+Missing voxels (an ENVI data ignore value, NaN in a float file, the nonzero voxels
+of --mask) are left out of the noise estimates, filled with the mirror image of the
+data beside them before denoising and written back exactly as they were.
 
 ` + wrap(`A cube in a format read in strips (`+strings.Join(formats.WindowLabels(), ", ")+`) whose run would not fit in --max-memory (or any, with --tile) is
 read, denoised and written in strips of lines with a halo; for `+which(func(s denoise.Spec) bool { return s.ExactStrips })+` the
