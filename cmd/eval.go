@@ -32,6 +32,8 @@ func newEvalCmd() *cobra.Command {
 2004, 11×11 Gaussian window σ 1.5), SAM (mean spectral angle, degrees) and ERGAS
 (Wald: 100·sqrt(mean_b MSE_b / mean(ref_b)²)) against the reference, as an aligned
 table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON).
+Voxels missing (no data) in the reference or an input, and those --mask marks,
+are left out of every figure.
 
 As a regression gate (CI): --min-psnr and --min-ssim are floors for every input's
 mean PSNR and SSIM, and --baseline names the JSON of an earlier eval --json run
@@ -148,7 +150,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&ref, "ref", "r", "", pathHelp("clean reference cube")+" (array inputs are read with its axes and scale)")
+	f.StringVarP(&ref, "ref", "r", "", pathHelp("clean reference cube")+" (every cube is brought to the [0, 255] scale by the one rule of units, or by --scale)")
 	f.BoolVar(&perBand, "per-band", false, "add a row for every band (table and CSV): PSNR/SSIM, or with --noref the σ and residual statistics")
 	f.BoolVar(&asCSV, "csv", false, "print CSV")
 	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")

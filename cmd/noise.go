@@ -54,7 +54,8 @@ Every part comes from a stream of its own, so turning one on leaves the Gaussian
 part and the others unchanged (the five cases of one seed share their Gaussian
 noise). What was drawn is said on stderr and recorded in the header's description. --out ending in .hdr writes a lossless ENVI float32 cube
 (its description records the noise); a folder writes a 16-bit PNG stack, which must
-clip the values to [0, 255] (a warning says how many).`,
+clip the values to [0, 255] (a warning says how many). The noisy cube is in the
+input's units; its missing voxels (no data) stay missing.`,
 		Example: "  tdsc noise --input balloons_ms --sigma 30 --seed 1 --out noisy30.hdr\n" +
 			"  tdsc noise --input balloons_ms --sigma-range 10:70 --stripes 0.2 --seed 1 --out mixed.hdr\n" +
 			"  tdsc noise --input balloons_ms --case mixture --seed 1 --out c5.hdr",

@@ -292,7 +292,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	}
 	out.Path = path
 	if j.Sigma != 0 {
-		estimate := 0.0
+		// The detector's σ when it ran, which leaves out what is not
+		// Gaussian noise; else the estimate a missing σ would have.
+		var estimate float64
 		if det != nil {
 			estimate = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
 		} else {
@@ -427,7 +429,8 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 }
 
 // fill denoises a cube with missing voxels and no sparse noise: the
-// missing voxels filled (repair.FillMissing's growth), the method run once
+// missing voxels filled (the mirror image of the data beside them, see
+// repair.FillMissing), the method run once
 // with one σ (given, or the median of the bands' σ, estimated without the
 // missing voxels), or with the bands whitened by their σ as the Gaussian
 // paths would whiten them (--sigma-per-band on, or auto when they differ).

@@ -18,7 +18,8 @@
 //     least fillMinimum of them (a dead column takes its value from the
 //     columns beside it, an impulse of a dense band from the few live
 //     neighbours); then every missing voxel (no data, which may cover
-//     large regions) is filled by FillMissing's growth from the rest.
+//     large regions) is filled with the mirror image of the data beside
+//     it (fillMissing).
 //  2. x̂ = whitened Gaussian denoising of z: every band scaled to the
 //     median σ_b, the denoiser run at that level, the bands scaled back
 //     (package bandwhiten).
