@@ -29,14 +29,14 @@ known) or by --band (1-based number).`,
 		Example: "  tdsc compare --ref balloons_ms --out fig4.png noisy30.hdr denoised30",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
-			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
+			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			if ref == "" || out == "" {
 				return fmt.Errorf("--ref and --out are required")
 			}
 			if err := refuseExisting(force, out); err != nil {
 				return err
 			}
-			clean, err := cf.open(ref, nil)
+			clean, err := cf.open(ref)
 			if err != nil {
 				return flagError(err)
 			}
@@ -46,7 +46,7 @@ known) or by --band (1-based number).`,
 			}
 			panels := [][]float64{clean.Band(b)}
 			for _, in := range inputs {
-				x, err := cf.openLike(in, clean.Stored)
+				x, err := cf.open(in)
 				if err != nil {
 					return flagError(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"tdsc/internal/formats"
@@ -29,16 +30,28 @@ type cubeFlags struct {
 	maxMemory string
 	// ctx, when set, stops reading and writing cubes once it is
 	// cancelled: a command sets it to its own context (cmd.Context())
-	// before it reads, so that SIGINT or SIGTERM stop it at once. Nil
-	// reads and writes to the end.
+	// before it reads (start), so that SIGINT or SIGTERM stop it at once.
+	// Nil reads and writes to the end.
 	ctx context.Context
+	// log receives the line that says how each cube was read (nil: none).
+	log report.Reporter
+}
+
+// start binds the flags to the running command: its context and its log.
+func (c *cubeFlags) start(cmd *cobra.Command) {
+	c.ctx, c.log = cmd.Context(), newReporter(cmd)
 }
 
 func (c *cubeFlags) register(f *pflag.FlagSet, output bool) {
 	arrays := strings.Join(formats.Labels(msi.TakesAxes), "/")
 	f.StringVar(&c.axes, "axes", array.DefaultAxes, arrays+" inputs: the order of the array's dimensions as H, W and B (e.g. BHW)")
-	f.StringVar(&c.scale, "scale", "auto", strings.Join(formats.Labels(msi.TakesScale), "/")+
-		" inputs: working = stored × SCALE, or auto ("+arrays+": by element type and maximum: [0, 1] reflectance ×255, 8-bit ×1, n-bit counts ×255/(2ⁿ−1); others ×1)")
+	scaleHelp := "every cube read (references too): working [0, 255] value = stored value × SCALE (after an ENVI file's data gain and offset values), " +
+		"or auto: an ENVI reflectance scale factor F gives 255/F, a PNG stack its bit depth (8-bit ×1, 16-bit ×255/65535); " +
+		"else floats up to 2 are [0, 1] reflectance ×255, other floats ×1, integers up to 255 ×1, larger ones n-bit counts ×255/(2ⁿ−1)"
+	if output {
+		scaleHelp += "; outputs go back to the input's units"
+	}
+	f.StringVar(&c.scale, "scale", "auto", scaleHelp)
 	if output {
 		f.StringVar(&c.dtype, "dtype", "float32", strings.Join(formats.Labels(msi.TakesDType), "/")+
 			" outputs: element type ("+strings.Join(array.DTypes, ", ")+", or input: the input's)")
@@ -80,9 +93,10 @@ func (c *cubeFlags) readOptions() (msi.ReadOptions, error) {
 }
 
 // readOptionsFor returns the ReadOptions the flags give for the cube at
-// path: the options its format does not take (msi.Info.Takes) left out,
-// so that --axes given for the array files a command reads does not stop
-// it reading a PNG band stack or an ENVI cube beside them.
+// path: --axes left out for a format that does not take it
+// (msi.Info.Takes), so that --axes given for the array files a command
+// reads does not stop it reading a PNG band stack or an ENVI cube beside
+// them. --scale applies to every cube.
 func (c *cubeFlags) readOptionsFor(path string) (msi.ReadOptions, error) {
 	o, err := c.readOptions()
 	if err != nil {
@@ -92,12 +106,8 @@ func (c *cubeFlags) readOptionsFor(path string) (msi.ReadOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	takes := f.Info().Takes
-	if takes&msi.TakesAxes == 0 {
+	if f.Info().Takes&msi.TakesAxes == 0 {
 		o.Axes = ""
-	}
-	if takes&msi.TakesScale == 0 {
-		o.Scale = 0
 	}
 	return o, nil
 }
@@ -114,45 +124,44 @@ func tooLargeHelp(err error) error {
 		err, strings.Join(formats.WindowLabels(), " and "))
 }
 
-// open reads the cube at path as the flags say (its Stored says how) and,
-// for an array file, says on stderr which scale it was read with.
-func (c *cubeFlags) open(path string, log report.Reporter) (*msi.Cube, error) {
+// open reads the cube at path as the flags say (its Stored says how) and
+// says on log how it was read (pipeline.ReadLine): every cube a command
+// reads, a reference too, by the one rule of units, so that cubes of any
+// formats are compared on one scale.
+func (c *cubeFlags) open(path string) (*msi.Cube, error) {
 	o, err := c.readOptionsFor(path)
 	if err != nil {
 		return nil, err
 	}
-	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, log) })
+	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, c.log) })
 	if err != nil {
 		return nil, tooLargeHelp(err)
 	}
 	return cube, nil
 }
 
-// openLike reads a cube to compare with one read as src (a reference, an
-// input of eval): an array file with the flags' axes and with src's scale
-// when src is an array file too (else with the flags' scale), so that
-// both are on the same scale, any other format as it is.
-func (c *cubeFlags) openLike(path string, src msi.Storage) (*msi.Cube, error) {
+// applyMask marks missing the voxels of c that the mask file at path
+// marks (pipeline.ApplyMask), read with the flags' axes; empty path: none.
+func (c *cubeFlags) applyMask(cube *msi.Cube, path string) error {
+	if path == "" {
+		return nil
+	}
 	o, err := c.readOptionsFor(path)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("--mask: %w", err)
 	}
-	if f, _ := formats.ForRead(path); f.Info().Takes&msi.TakesAxes != 0 && pipeline.IsArray(src) {
-		o.Scale = src.Scale // readOptionsFor has found the format
-	}
-	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return formats.OpenWith(path, o) })
-	if err != nil {
-		return nil, tooLargeHelp(err)
-	}
-	return cube, nil
+	o.Scale = 0 // a mask is zero or not whatever its scale
+	_, err = pipeline.ApplyMask(cube, path, o)
+	return tooLargeHelp(err)
 }
 
 // writeOptions returns how to write a result made from a cube read as src:
-// an array output in the input's axes and scale (so it keeps the input's
-// units), with --dtype's element type; with --dtype input, the input's,
-// or for a type that is read but not written the one that holds it
-// (array.Writable). Other formats store the working scale in their own
-// layout. The write stops, leaving nothing, once c.ctx is cancelled.
+// in the input's units (msi.WriteOptions.Like: its scale, gains and
+// offsets undone) and, for an array output, its axes, with --dtype's
+// element type; with --dtype input, the input's, or for a type that is
+// read but not written the one that holds it (array.Writable). A PNG
+// stack output is on the [0, 255] scale. The write stops, leaving
+// nothing, once c.ctx is cancelled.
 func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
 	w := msi.WriteOptions{Force: force, Context: c.ctx}.Like(src, c.dtype == "input")
 	if c.dtype != "input" {
@@ -168,7 +177,7 @@ func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
 func writeCube(out string, c *msi.Cube, opts msi.WriteOptions, log report.Reporter) (msi.WriteInfo, error) {
 	info, err := formats.Write(out, c, opts)
 	if err == nil {
-		if lost := formats.Lost(out, &c.Metadata); len(lost) > 0 {
+		if lost := formats.Lost(out, c); len(lost) > 0 {
 			report.OrDiscard(log).Logf("%s: a %s keeps no %s", out, formats.ForWrite(out).Info().Label, strings.Join(lost, ", "))
 		}
 	}

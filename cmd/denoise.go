@@ -29,6 +29,7 @@ type denoiseFlags struct {
 	tf                      tileFlags
 	noise                   noiseFlags
 	saveMask, saveResidual  string
+	mask                    string
 	force                   bool
 }
 
@@ -90,13 +91,14 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	f.StringVarP(&df.method, "method", "m", methods.Default().Name, "denoising method: "+strings.Join(methods.Names(), ", "))
 	f.StringVarP(&df.ref, "ref", "r", "", "clean reference: also print PSNR/SSIM/SAM/ERGAS of the input and the result")
 	f.BoolVar(&df.force, "force", false, "overwrite existing outputs")
-	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale, of every band (estimated from the input when not given)")
+	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the working [0, 255] scale, of every band (estimated from the input when not given; a warning when 4 times from the estimate)")
 	f.IntVar(&df.threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
 	df.settings = registerSettings(c, declarations(methods.All()))
 	df.cf.register(f, true)
 	df.noise.register(f)
 	f.StringVar(&df.saveMask, "save-mask", "", "also write the pixels treated as missing: a cube of 0 (kept), 1 (impulse), 2 (dead column or line), 3 (both); "+formats.Paths())
 	f.StringVar(&df.saveResidual, "save-residual", "", "also write the removed component, input − result (it should look like noise); "+formats.Paths())
+	f.StringVar(&df.mask, "mask", "", "a cube of the input's height and width, one band (every band) or the input's bands, whose nonzero voxels mark the input's as missing: not used as data, written back as they were; "+formats.Paths())
 	f.IntVar(&df.tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
 	f.StringVar(&df.tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive(denoise.Dict.Name, denoise.SaveDict.Name)
@@ -157,10 +159,16 @@ whose σ differ by more than ×`+fmt.Sprint(pipeline.DifferRatio)+` are whitened
 search. A given --sigma is the σ of every band: nothing is whitened. --save-mask and
 --save-residual write what was treated as missing and what was removed.`) + `
 
-σ: --sigma, else estimated from the input (and said on stderr). --out is a PNG stack
-folder (16-bit, clipped to [0, 255]), an ENVI .hdr (float32, lossless; the header
-records the method and its settings), a .npy or a .mat. With --ref it also prints
-the eval table of the input and the result on stdout.
+σ: --sigma, on the working [0, 255] scale, else estimated from the input; said on
+stderr in the input's units too, with a warning when a given σ is more than 4 times
+from the estimate. --out is a PNG stack folder (16-bit, clipped to [0, 255]), an
+ENVI .hdr (float32, lossless, in the input's units; the header records them and the
+method and its settings), a .npy or a .mat. With --ref it also prints the eval table
+of the input and the result on stdout.
+
+Missing voxels (an ENVI data ignore value, NaN in a float file, the nonzero voxels
+of --mask) are left out of the noise estimates, filled with the mirror image of the
+data beside them before denoising and written back exactly as they were.
 
 ` + wrap(`A cube in a format read in strips (`+strings.Join(formats.WindowLabels(), ", ")+`) whose run would not fit in --max-memory (or any, with --tile) is
 read, denoised and written in strips of lines with a halo; for `+which(func(s denoise.Spec) bool { return s.ExactStrips })+` the
@@ -201,18 +209,24 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 	// The cube is read whole only when it fits --max-memory: the same
 	// budget bounds the read and sizes the strips.
 	d.cf.maxMemory = d.tf.maxMemory
-	d.cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading --ref and writing the outputs
+	d.cf.start(cmd) // SIGINT and SIGTERM stop reading --ref and writing the outputs
 	ro, err := d.cf.readOptionsFor(d.input)
 	if err != nil {
 		return flagError(err)
 	}
 	job := &pipeline.Job{
-		Input: d.input, Read: ro, Sigma: d.sigma, Noise: model,
+		Input: d.input, Read: ro, Sigma: d.sigma, Noise: model, Mask: d.mask,
 		Out: d.out, SaveDictionary: d.settings[denoise.SaveDict.Name].text, SaveMask: d.saveMask, SaveResidual: d.saveResidual,
 		WriteOptions: func(src msi.Storage) msi.WriteOptions { return d.cf.writeOptions(src, d.force) },
 		Force:        d.force, KeepCubes: d.ref != "", Program: "tdsc " + version,
 	}
-	log := newReporter(cmd)
+	if d.mask != "" {
+		if job.MaskRead, err = d.cf.readOptionsFor(d.mask); err != nil {
+			return fmt.Errorf("--mask: %w", flagError(err))
+		}
+		job.MaskRead.Scale = 0 // zero or not whatever the scale
+	}
+	log := d.cf.log
 	job.Report = log
 	if job.Spec, job.Method, job.Known, err = d.build(f, log); err != nil {
 		return err
@@ -224,7 +238,7 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 	var clean *msi.Cube
 	if d.ref != "" {
 		job.Check = func(noisy *msi.Cube) error {
-			if clean, err = d.cf.openLike(d.ref, noisy.Stored); err != nil {
+			if clean, err = d.cf.open(d.ref); err != nil {
 				return err
 			}
 			if !clean.SameSize(noisy) {

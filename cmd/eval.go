@@ -23,6 +23,7 @@ func newEvalCmd() *cobra.Command {
 		cf                   cubeFlags
 		noRef                bool
 		noisyPath, estimator string
+		mask                 string
 	)
 	c := &cobra.Command{
 		Use:   "eval (--ref CLEAN | --noref [--noisy NOISY]) INPUT...",
@@ -31,6 +32,8 @@ func newEvalCmd() *cobra.Command {
 2004, 11×11 Gaussian window σ 1.5), SAM (mean spectral angle, degrees) and ERGAS
 (Wald: 100·sqrt(mean_b MSE_b / mean(ref_b)²)) against the reference, as an aligned
 table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON).
+Voxels missing (no data) in the reference or an input, and those --mask marks,
+are left out of every figure.
 
 As a regression gate (CI): --min-psnr and --min-ssim are floors for every input's
 mean PSNR and SSIM, and --baseline names the JSON of an earlier eval --json run
@@ -65,10 +68,10 @@ adds every band; --csv prints the same rows, --json every band) of:
 			"  tdsc eval --noref --noisy scene.mat denoised.mat",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, inputs []string) error {
-			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
+			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			flags := cmd.Flags()
 			if noRef {
-				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop"} {
+				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop", "mask"} {
 					if flags.Changed(g) {
 						return fmt.Errorf("--%s needs a reference: it does not apply with --noref", g)
 					}
@@ -102,13 +105,16 @@ adds every band; --csv prints the same rows, --json every band) of:
 				}
 				crit.Baseline = b
 			}
-			clean, err := cf.open(ref, nil)
+			clean, err := cf.open(ref)
 			if err != nil {
+				return flagError(err)
+			}
+			if err := cf.applyMask(clean, mask); err != nil {
 				return flagError(err)
 			}
 			rows := make([]evalRow, len(inputs))
 			for i, in := range inputs {
-				x, err := cf.openLike(in, clean.Stored)
+				x, err := cf.open(in)
 				if err != nil {
 					return err
 				}
@@ -144,7 +150,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&ref, "ref", "r", "", pathHelp("clean reference cube")+" (array inputs are read with its axes and scale)")
+	f.StringVarP(&ref, "ref", "r", "", pathHelp("clean reference cube")+" (every cube is brought to the [0, 255] scale by the one rule of units, or by --scale)")
 	f.BoolVar(&perBand, "per-band", false, "add a row for every band (table and CSV): PSNR/SSIM, or with --noref the σ and residual statistics")
 	f.BoolVar(&asCSV, "csv", false, "print CSV")
 	f.BoolVar(&asJS, "json", false, "print JSON (always with per-band values)")
@@ -155,6 +161,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 	f.BoolVar(&noRef, "noref", false, "no clean reference: the estimated noise σ of every input, band by band (real data)")
 	f.StringVar(&noisyPath, "noisy", "", "with --noref: the noisy cube the inputs were denoised from; report what each removed: its σ, its correlation with the output, its lag-1 autocorrelations and its energy shares in column and row means (see above)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
+	f.StringVar(&mask, "mask", "", "a cube of the reference's height and width, one band (every band) or its bands, whose nonzero voxels are left out of the scores, as missing voxels of the reference or an input are")
 	cf.register(f, false)
 	cf.registerMemory(f)
 	excludeEachOther(c, "csv", "json")

@@ -48,7 +48,7 @@ band within 10 nm of it, else the middle band.`,
 			"  tdsc inspect --noisy noisy30.hdr --ref balloons_ms --band 12 --pixel 100,200 --pixel 300,40 --out px.png denoised30.hdr",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
+			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			denoisedPath := args[0]
 			if noisyPath == "" || out == "" {
 				return fmt.Errorf("--noisy and --out are required")
@@ -59,7 +59,7 @@ band within 10 nm of it, else the middle band.`,
 			if err := refuseExisting(force, out); err != nil {
 				return err
 			}
-			noisy, err := cf.open(noisyPath, nil)
+			noisy, err := cf.open(noisyPath)
 			if err != nil {
 				return flagError(err)
 			}
@@ -73,7 +73,7 @@ band within 10 nm of it, else the middle band.`,
 				return err
 			}
 			openSame := func(path, what string) (*msi.Cube, error) {
-				x, err := cf.openLike(path, noisy.Stored)
+				x, err := cf.open(path)
 				if err != nil {
 					return nil, flagError(err)
 				}

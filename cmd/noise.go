@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 )
@@ -52,13 +54,14 @@ Every part comes from a stream of its own, so turning one on leaves the Gaussian
 part and the others unchanged (the five cases of one seed share their Gaussian
 noise). What was drawn is said on stderr and recorded in the header's description. --out ending in .hdr writes a lossless ENVI float32 cube
 (its description records the noise); a folder writes a 16-bit PNG stack, which must
-clip the values to [0, 255] (a warning says how many).`,
+clip the values to [0, 255] (a warning says how many). The noisy cube is in the
+input's units; its missing voxels (no data) stay missing.`,
 		Example: "  tdsc noise --input balloons_ms --sigma 30 --seed 1 --out noisy30.hdr\n" +
 			"  tdsc noise --input balloons_ms --sigma-range 10:70 --stripes 0.2 --seed 1 --out mixed.hdr\n" +
 			"  tdsc noise --input balloons_ms --case mixture --seed 1 --out c5.hdr",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
+			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --out are required")
 			}
@@ -100,9 +103,12 @@ clip the values to [0, 255] (a warning says how many).`,
 				return flagError(err)
 			}
 			log := newReporter(cmd)
-			clean, err := cf.open(input, log)
+			clean, err := cf.open(input)
 			if err != nil {
 				return flagError(err)
+			}
+			if scale := clean.Stored.Scale; spec.Sigma > 0 && scale != 1 {
+				log.Logf("σ = %s", denoise.InUnits(spec.Sigma, scale))
 			}
 			// Simulating fills a new cube: abandoned when interrupted.
 			type simulated struct {
@@ -121,6 +127,14 @@ clip the values to [0, 255] (a warning says how many).`,
 				return flagError(err)
 			}
 			noisy, applied := sim.noisy, sim.applied
+			// A voxel without data stays without: no noise is drawn
+			// into what is not there (impulses and dead lines would
+			// give it a value).
+			for i, v := range clean.Data {
+				if math.IsNaN(v) {
+					noisy.Data[i] = v
+				}
+			}
 			what := spec.Resolve().String()
 			if caseName != "" {
 				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)

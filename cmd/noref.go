@@ -32,18 +32,13 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	var noisy *msi.Cube
 	var err error
 	if noisyPath != "" {
-		if noisy, err = cf.open(noisyPath, nil); err != nil {
+		if noisy, err = cf.open(noisyPath); err != nil {
 			return flagError(err)
 		}
 	}
 	rows := make([]norefRow, len(inputs))
 	for i, in := range inputs {
-		var x *msi.Cube
-		if noisy != nil {
-			x, err = cf.openLike(in, noisy.Stored)
-		} else {
-			x, err = cf.open(in, nil)
-		}
+		x, err := cf.open(in)
 		if err != nil {
 			return flagError(err)
 		}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"encoding/csv"
 	"encoding/hex"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/png"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,9 +39,11 @@ func TestMain(m *testing.M) {
 // committed under testdata/ and $ARRAYS the .npy and .mat fixtures beside
 // it. Scripts that need the shared data start with
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
-// Three commands make the binary inputs that a text archive cannot hold:
-// pngband (see cmdPNGBand), unhex (see cmdUnhex) and storecube (see
-// cmdStoreCube).
+// Commands make the binary inputs that a text archive cannot hold:
+// pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
+// cmdStoreCube), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
+// maskcube (cmdMaskCube); two check outputs: samemissing
+// (cmdSameMissing) and agree (cmdAgree).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
 	if data != "" || os.Getenv("CI") == "true" {
@@ -61,10 +66,14 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"pngband":   cmdPNGBand,
-			"unhex":     cmdUnhex,
-			"storecube": cmdStoreCube,
-			"sparse":    cmdSparse,
+			"pngband":     cmdPNGBand,
+			"unhex":       cmdUnhex,
+			"storecube":   cmdStoreCube,
+			"sparse":      cmdSparse,
+			"nodatacube":  cmdNoDataCube,
+			"maskcube":    cmdMaskCube,
+			"samemissing": cmdSameMissing,
+			"agree":       cmdAgree,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -182,24 +191,149 @@ func cmdUnhex(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdStoreCube stores a cube in other units: `storecube SRC DST SCALE
-// [AXES]` reads SRC and writes it to DST (a .npy or .mat) as float32
-// values divided by SCALE, its dimensions in the order AXES (default HWB),
-// so that `storecube $CROP c.npy 255` makes the crop a reflectance array
-// in [0, 1], which no tdsc command writes from a band stack.
+// [AXES [DTYPE]]` reads SRC and writes it to DST as values divided by
+// SCALE (a given scale: see msi.WriteOptions.ScaleGiven), of element type
+// DTYPE (default float32) with its dimensions in the order AXES (default
+// HWB), so that `storecube $CROP c.npy 255` makes the crop a reflectance
+// array in [0, 1], which no tdsc command writes from a band stack.
 func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 && len(args) != 4 {
-		ts.Fatalf("usage: storecube SRC DST SCALE [AXES]")
+	if neg || len(args) < 3 || len(args) > 5 {
+		ts.Fatalf("usage: storecube SRC DST SCALE [AXES [DTYPE]]")
 	}
 	scale, err := strconv.ParseFloat(args[2], 64)
 	ts.Check(err)
 	c, err := formats.Open(ts.MkAbs(args[0]))
 	ts.Check(err)
-	axes := ""
-	if len(args) == 4 {
-		axes = args[3]
+	opts := msi.WriteOptions{Scale: scale, ScaleGiven: true}
+	if len(args) >= 4 {
+		opts.Axes = args[3]
 	}
-	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{Scale: scale, Axes: axes})
+	if len(args) == 5 {
+		opts.DType = args[4]
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c, opts)
 	ts.Check(err)
+}
+
+// cmdNoDataCube writes an int16 ENVI cube with no-data voxels:
+// `nodatacube FILE.hdr HEIGHT WIDTH BANDS`, a smooth scene of reflectance
+// × 10000 (2000 to about 5000) with seeded Gaussian noise of σ 600, its
+// voxels in lines H/3 .. 2H/3 and columns 0 .. W/4 (every band) set to
+// the header's data ignore value, -9999: what a sensor's edge of swath or
+// a masked cloud looks like.
+func cmdNoDataCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: nodatacube FILE.hdr HEIGHT WIDTH BANDS")
+	}
+	var dims [3]int
+	for i, a := range args[1:] {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 1 {
+			ts.Fatalf("nodatacube: bad size %q", a)
+		}
+		dims[i] = n
+	}
+	h, w, bands := dims[0], dims[1], dims[2]
+	rng := rand.New(rand.NewPCG(22, 4))
+	data := make([]byte, 0, 2*h*w*bands)
+	for b := range bands {
+		for y := range h {
+			for x := range w {
+				v := 2000 + 1500*float64(y+x)/float64(h+w) + 300*float64(b)/float64(bands) + 600*rng.NormFloat64()
+				if y >= h/3 && y < 2*h/3 && x < w/4 {
+					v = -9999
+				}
+				data = binary.LittleEndian.AppendUint16(data, uint16(int16(math.Round(v))))
+			}
+		}
+	}
+	hdr := ts.MkAbs(args[0])
+	stem := strings.TrimSuffix(hdr, filepath.Ext(hdr))
+	ts.Check(os.WriteFile(stem+".img", data, 0o644))
+	ts.Check(os.WriteFile(hdr, fmt.Appendf(nil, "ENVI\nsamples = %d\nlines = %d\nbands = %d\nheader offset = 0\nfile type = ENVI Standard\n"+
+		"data type = 2\ninterleave = bsq\nbyte order = 0\ndata ignore value = -9999\nreflectance scale factor = 10000\n", w, h, bands), 0o644))
+}
+
+// cmdMaskCube writes a mask: `maskcube FILE HEIGHT WIDTH Y0 Y1 X0 X1
+// [outside]`, a one-band cube (in FILE's format) that is 1 in lines Y0 ..
+// Y1−1 and columns X0 .. X1−1 and 0 elsewhere, or with "outside" the
+// other way round.
+func cmdMaskCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 7 && (len(args) != 8 || args[7] != "outside") {
+		ts.Fatalf("usage: maskcube FILE HEIGHT WIDTH Y0 Y1 X0 X1 [outside]")
+	}
+	var n [6]int
+	for i, a := range args[1:7] {
+		v, err := strconv.Atoi(a)
+		ts.Check(err)
+		n[i] = v
+	}
+	inside, outside := 1.0, 0.0
+	if len(args) == 8 {
+		inside, outside = 0, 1
+	}
+	c := msi.NewCube(n[0], n[1], 1)
+	for y := range n[0] {
+		for x := range n[1] {
+			v := outside
+			if y >= n[2] && y < n[3] && x >= n[4] && x < n[5] {
+				v = inside
+			}
+			c.Set(y, x, 0, v)
+		}
+	}
+	_, err := formats.Write(ts.MkAbs(args[0]), c, msi.WriteOptions{})
+	ts.Check(err)
+}
+
+// cmdSameMissing checks that two cubes of the same size have their
+// missing voxels (no data: NaN as read, which a voxel holding the data
+// ignore value is, exactly) in the same places, and at least one:
+// `samemissing A B`.
+func cmdSameMissing(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: samemissing A B")
+	}
+	a, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	b, err := formats.Open(ts.MkAbs(args[1]))
+	ts.Check(err)
+	if !a.SameSize(b) || a.Missing() == 0 {
+		ts.Fatalf("%s is %s with %d missing voxels, %s is %s", args[0], a.Size(), a.Missing(), args[1], b.Size())
+	}
+	for i, v := range a.Data {
+		if math.IsNaN(v) != math.IsNaN(b.Data[i]) {
+			ts.Fatalf("voxel %d: %v in %s, %v in %s", i, v, args[0], b.Data[i], args[1])
+		}
+	}
+	ts.Logf("%d missing voxels in the same places", a.Missing())
+}
+
+// cmdAgree checks that the mean PSNRs of a file of eval --csv output agree
+// within a tolerance in dB: `agree TOLERANCE FILE`.
+func cmdAgree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: agree TOLERANCE FILE")
+	}
+	tol, err := strconv.ParseFloat(args[0], 64)
+	ts.Check(err)
+	rows, err := csv.NewReader(strings.NewReader(ts.ReadFile(args[1]))).ReadAll()
+	ts.Check(err)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	n := 0
+	for _, r := range rows[1:] {
+		if r[1] != "mean" {
+			continue
+		}
+		v, err := strconv.ParseFloat(r[2], 64)
+		ts.Check(err)
+		lo, hi = min(lo, v), max(hi, v)
+		n++
+	}
+	if n < 2 || hi-lo > tol {
+		ts.Fatalf("%d mean PSNRs from %v to %v dB: want at least 2 within %v dB", n, lo, hi, tol)
+	}
+	ts.Logf("%d mean PSNRs within %.2g dB (%v to %v)", n, hi-lo, lo, hi)
 }
 
 // cmdSparse makes a sparse file: `sparse FILE BYTES` creates FILE of BYTES

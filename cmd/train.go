@@ -10,6 +10,7 @@ import (
 	"tdsc/internal/denoise"
 	"tdsc/internal/methods"
 	"tdsc/internal/render"
+	"tdsc/internal/stages/repair"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -33,7 +34,7 @@ slices side by side, contrast-normalised per atom).`,
 		Example: "  tdsc train --input noisy30.hdr --sigma 30 --save-dict dict30.json --atoms-png atoms30.png",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cf.ctx = cmd.Context() // SIGINT and SIGTERM stop reading and writing cubes
+			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --save-dict are required")
 			}
@@ -54,7 +55,7 @@ slices side by side, contrast-normalised per atom).`,
 				return flagError(err)
 			}
 			log := newReporter(cmd)
-			noisy, err := cf.open(input, log)
+			noisy, err := cf.open(input)
 			if err != nil {
 				return flagError(err)
 			}
@@ -65,7 +66,13 @@ slices side by side, contrast-normalised per atom).`,
 				return flagError(err)
 			}
 			env := denoise.Env{Threads: threads, Report: log, CreatedBy: "tdsc " + version}
-			model, err := trainer.Train(cmd.Context(), noisy, v, level, env)
+			// Missing voxels are filled, as denoise fills them, so that
+			// no patch of the sample holds a value that is no data.
+			filled, _, err := repair.FillMissing(noisy)
+			if err != nil {
+				return fmt.Errorf("%s: %w", input, err)
+			}
+			model, err := trainer.Train(cmd.Context(), filled, v, level, env)
 			if err != nil {
 				return flagError(err)
 			}

@@ -50,6 +50,22 @@ VALUES = {
 }
 
 
+
+
+def scene16():
+    """A 16 x 16 x 4 reflectance reference (smooth ramps) and a noisy scene
+    of it (seeded noise of standard deviation 0.05), both in [0, 1] on
+    16-bit levels k/65535."""
+    h, w, b = np.meshgrid(np.arange(16), np.arange(16), np.arange(4), indexing="ij")
+    ref = 0.1 + 0.5 * (h + w) / 30 + 0.1 * b
+    noisy = ref + 0.05 * np.random.default_rng(22).standard_normal(ref.shape)
+    level = lambda v: np.round(np.clip(v, 0, 1) * 65535) / 65535
+    return level(noisy), level(ref)
+
+
+SCENE16, REF16 = scene16()
+
+
 def save_npy(out, name, values, dtype, order="C", axes="HWB"):
     """np.save a cube with its axes in the order axes, in memory order order."""
     a = values.astype(dtype)
@@ -226,7 +242,14 @@ def main():
         matlab(f, "c_uint32", VALUES["u16"].astype(np.uint32), "uint32")
         matlab(f, "c_uint64", VALUES["u16"].astype(np.uint64), "uint64", chunks=(2, 3, 3), compression="gzip")
         matlab(f, "c_1hwb", VALUES["refl"][None], "double")
-    for name in ["refl_v73.mat", "v73_chunked.mat", "v73_two.mat", "v73_latest.mat", "v73_latest_chunked.mat", "v73_compact.mat", "v73_noattr.mat", "v73_types.mat"]:
+    # A reflectance scene large enough to be scored (SSIM needs 11 x 11
+    # pixels) and its reference, both on 16-bit levels k/65535 so that a
+    # PNG band stack holds them exactly: the command-line tests store the
+    # scene in every format and check that each scores the same.
+    with v73("scene16_v73.mat") as f:
+        matlab(f, "cube", SCENE16, "double", chunks=(2, 8, 8), compression="gzip")
+        matlab(f, "ref", REF16, "double")
+    for name in ["refl_v73.mat", "v73_chunked.mat", "v73_two.mat", "v73_latest.mat", "v73_latest_chunked.mat", "v73_compact.mat", "v73_noattr.mat", "v73_types.mat", "scene16_v73.mat"]:
         with open(os.path.join(out, name), "r+b") as f:
             text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: fixture HDF5 schema 1.00 ."
             f.write(text + b" " * (116 - len(text)) + b"\0" * 8 + struct.pack("<H", 0x0200) + b"IM")

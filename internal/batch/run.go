@@ -162,8 +162,9 @@ func (r *Runner) outputPath(c Cell) string {
 
 // makeNoisy reads the clean scene of g, adds its noise and writes the noisy
 // cube (atomically, replacing an older one: the noise is a function of the
-// scene, σ and the seed, so the same plan writes the same bytes). It
-// returns the clean cube, to score the cells against.
+// scene, σ and the seed, so the same plan writes the same bytes) in the
+// scene's units, as tdsc noise does. It returns the clean cube, to score
+// the cells against.
 func (r *Runner) makeNoisy(g Group) (*msi.Cube, error) {
 	clean, err := formats.Open(g.Scene.Path)
 	if err != nil {
@@ -175,7 +176,7 @@ func (r *Runner) makeNoisy(g Group) (*msi.Cube, error) {
 	}
 	noisy := noise.Add(nil, clean, g.Sigma, g.Seed)
 	noisy.Processing = fmt.Sprintf("tdsc batch: %s with noise σ = %s, seed %d", g.Scene.Path, formatSigma(g.Sigma), g.Seed)
-	if _, err := formats.Write(path, noisy, msi.WriteOptions{Force: true}); err != nil {
+	if _, err := formats.Write(path, noisy, msi.WriteOptions{Force: true}.Like(clean.Stored, false)); err != nil {
 		return nil, err
 	}
 	return clean, nil

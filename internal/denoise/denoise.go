@@ -256,8 +256,9 @@ func CheckSigma(sigma float64) error {
 // ResolveSigma returns the noise level to denoise with: sigma when it is
 // given (not 0), else known (from a dictionary, Build) when it is not 0,
 // else the estimate of noise.EstimateMedian from noisy, which it says
-// through r. The level is checked (CheckSigma); an estimate that fails the
-// check is an *option.Error for "sigma" that asks for it.
+// through r (in the input's units too, see InUnits). The level is checked
+// (CheckSigma); an estimate that fails the check is an *option.Error for
+// "sigma" that asks for it.
 func ResolveSigma(noisy *msi.Cube, sigma, known float64, r report.Reporter) (float64, error) {
 	switch {
 	case sigma != 0:
@@ -266,11 +267,43 @@ func ResolveSigma(noisy *msi.Cube, sigma, known float64, r report.Reporter) (flo
 		return known, CheckSigma(known)
 	}
 	s := noise.EstimateMedian(noisy)
-	report.OrDiscard(r).Logf("estimated σ = %.2f (median over bands of the MAD of the finest diagonal wavelet band / 0.6745)", s)
+	report.OrDiscard(r).Logf("estimated σ = %s (median over bands of the MAD of the finest diagonal wavelet band / 0.6745)", InUnits(s, noisy.Stored.Scale))
 	if CheckSigma(s) != nil {
 		return 0, option.Errorf("sigma", s, "could not estimate the noise level of the input (is it noise-free?): give it")
 	}
 	return s, nil
+}
+
+// InUnits says a noise level sigma on the working [0, 255] scale and, for
+// an input whose units are not that scale (its Storage.Scale is neither 0
+// nor 1), in the input's units (sigma / scale) first:
+// "0.1176 in the input's units, 30 on the working [0, 255] scale", or
+// "30.00".
+func InUnits(sigma, scale float64) string {
+	if scale == 0 || scale == 1 {
+		return fmt.Sprintf("%.2f", sigma)
+	}
+	return fmt.Sprintf("%.4g in the input's units, %.4g on the working [0, 255] scale", sigma/scale, sigma)
+}
+
+// SigmaMismatch is how many times larger or smaller than the input's
+// estimate a given σ may be before GivenSigmaWarning warns: a σ far from
+// the noise smooths the scene away or leaves the noise in, as a σ given
+// on the wrong scale does (30 for a cube of reflectance whose σ is 0.1).
+const SigmaMismatch = 4
+
+// GivenSigmaWarning returns a warning when the given σ is more than
+// SigmaMismatch times the estimate or less than its 1/SigmaMismatch, or
+// "" (scale is the input's Storage.Scale, for InUnits).
+func GivenSigmaWarning(given, estimate, scale float64) string {
+	switch {
+	case given <= SigmaMismatch*estimate && given*SigmaMismatch >= estimate:
+		return ""
+	case estimate == 0:
+		return fmt.Sprintf("warning: the given σ = %s, but no noise is found in the input (estimated σ 0)", InUnits(given, scale))
+	}
+	return fmt.Sprintf("warning: the given σ is %.3g times the σ estimated from the input (given: %s; estimated: %s); --sigma is on the working [0, 255] scale",
+		given/estimate, InUnits(given, scale), InUnits(estimate, scale))
 }
 
 // ResolveTrainSigma returns the noise level to learn a dictionary with: as

@@ -225,3 +225,33 @@ func TestParams(t *testing.T) {
 		}
 	}
 }
+
+// TestSigmaInUnits checks how σ is said: on the working scale alone for
+// an input on it, in the input's units first otherwise; and the warning
+// for a given σ more than SigmaMismatch times from the estimate.
+func TestSigmaInUnits(t *testing.T) {
+	if got := InUnits(30, 1); got != "30.00" {
+		t.Errorf("scale 1: %q", got)
+	}
+	if got := InUnits(30, 0); got != "30.00" {
+		t.Errorf("scale 0: %q", got)
+	}
+	if got := InUnits(30, 255); got != "0.1176 in the input's units, 30 on the working [0, 255] scale" {
+		t.Errorf("reflectance: %q", got)
+	}
+	for _, c := range []struct {
+		given, estimate float64
+		warn            bool
+	}{
+		{30, 30, false}, {120, 30, false}, {7.5, 30, false},
+		{121, 30, true}, {7.4, 30, true}, {1e9, 30, true}, {30, 0, true},
+	} {
+		w := GivenSigmaWarning(c.given, c.estimate, 255)
+		if (w != "") != c.warn || c.warn && !strings.HasPrefix(w, "warning: ") {
+			t.Errorf("given %v, estimate %v: %q", c.given, c.estimate, w)
+		}
+	}
+	if w := GivenSigmaWarning(1e9, 30, 1); !strings.Contains(w, "is 3.33e+07 times the σ estimated from the input (given: 1000000000.00; estimated: 30.00)") {
+		t.Errorf("1e9: %q", w)
+	}
+}

@@ -208,7 +208,9 @@ func TestArrayRoundTrip(t *testing.T) {
 					if ext == ".npy" {
 						want.Wavelengths = nil
 					}
-					info, err := Write(name, c, msi.WriteOptions{Axes: axes, DType: dtype, Scale: scale, Force: true})
+					// A given scale: the output holds the input's units
+					// whatever they are (see TestFloatCountsAsFraction).
+					info, err := Write(name, c, msi.WriteOptions{Axes: axes, DType: dtype, Scale: scale, ScaleGiven: true, Force: true})
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", ext, dtype, axes, err)
 					}
@@ -332,9 +334,9 @@ func TestArrayWriteAtomic(t *testing.T) {
 			t.Fatalf("%s: overwrite without force: %v", name, err)
 		}
 		bad := c.Clone()
-		bad.Data[3] = math.NaN()
+		bad.Data[3] = math.Inf(1)
 		if _, err := Write(path, bad, msi.WriteOptions{Force: true}); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "band 0, line 1, sample 0") {
-			t.Fatalf("%s: NaN: %v", name, err)
+			t.Fatalf("%s: +Inf: %v", name, err)
 		}
 		huge := c.Clone()
 		huge.Data[0] = 1e300
@@ -421,9 +423,6 @@ func TestReadArrayErrors(t *testing.T) {
 		}
 		return p
 	}
-	npyNaN, _ := os.ReadFile(fixture("refl_f8_be_c.npy"))
-	npyNaN = slices.Clone(npyNaN)
-	copy(npyNaN[len(npyNaN)-8:], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1}) // big-endian NaN in the last value
 	matNaN, _ := os.ReadFile(fixture("refl_v5.mat"))
 	matNaN = slices.Clone(matNaN)
 	// The cube's real part comes first; make its 6th value +Inf (little-endian).
@@ -451,7 +450,6 @@ func TestReadArrayErrors(t *testing.T) {
 		{write("descr.npy", badDescr), msi.ReadOptions{}, `element type "<c8" is complex`},
 		{write("version.npy", badVersion), msi.ReadOptions{}, "version 9.0"},
 		{write("extra.npy", extra), msi.ReadOptions{}, "1 bytes after the data"},
-		{write("nan.npy", npyNaN), msi.ReadOptions{}, "value NaN at band 2, line 3, sample 4"},
 		{write("inf.mat", matNaN), msi.ReadOptions{}, "value +Inf at band 0, line 1, sample 1"},
 		{fixture("plane.mat"), msi.ReadOptions{}, "no 3-D numeric variable to take as the cube (it holds plane (4×5 double))"},
 		{fixture("plane.mat:plane"), msi.ReadOptions{}, "variable plane is 2-D (4×5); a cube needs 3 dimensions (HWB): a single band needs a third axis of length 1"},
@@ -476,7 +474,6 @@ func TestReadArrayErrors(t *testing.T) {
 		{fixture("u8_c.npy"), msi.ReadOptions{Axes: "HWH"}, "axes"},
 		{fixture("u8_c.npy"), msi.ReadOptions{Scale: -1}, "scale -1"},
 		{fixture("u8_c.npy"), msi.ReadOptions{Scale: math.NaN()}, "scale NaN"},
-		{filepath.Join("..", "..", "testdata", "balloons_crop128"), msi.ReadOptions{Scale: 2}, "does not apply to a PNG band stack"},
 		{filepath.Join("..", "..", "testdata", "balloons_crop128"), msi.ReadOptions{Axes: "BHW"}, "fixed layout"},
 		{fixture("missing.mat:cube"), msi.ReadOptions{}, "missing.mat: no such file"},
 	} {
@@ -514,4 +511,103 @@ func openSource(path string, opts msi.ReadOptions) (*msi.Cube, msi.Storage, stri
 		}
 	}
 	return c, c.Stored, variable, nil
+}
+
+// TestFloatCountsAsFraction checks that a float .npy or .mat output of
+// n-bit counts, which the file cannot say are counts, holds them as a
+// fraction of the full scale and so reads back on the same working scale
+// with the automatic rule, as does one of reflectance (scale 255) or of
+// [0, 255] values (scale 1); an integer output keeps the counts.
+func TestFloatCountsAsFraction(t *testing.T) {
+	dir := t.TempDir()
+	c := randomCube(rand.New(rand.NewPCG(9, 10)), 3, 4, 2, 3, 250)
+	for _, ext := range []string{".npy", ".mat"} {
+		for _, scale := range []float64{1, 255, 255.0 / 4095, 255.0 / 65535} {
+			path := filepath.Join(dir, "f"+ext)
+			if _, err := Write(path, c, msi.WriteOptions{Scale: scale, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range got.Data {
+				if math.Abs(v-c.Data[i]) > 1e-4 {
+					t.Fatalf("%s, scale %v: value %d reads back as %v, wrote %v (%s)", ext, scale, i, v, c.Data[i], got.Stored.Units)
+				}
+			}
+		}
+		path := filepath.Join(dir, "u"+ext)
+		if _, err := Write(path, c, msi.WriteOptions{Scale: 255.0 / 65535, DType: "uint16", Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := OpenWith(path, msi.ReadOptions{Scale: 1})
+		if err != nil || math.Abs(got.Data[0]-math.Round(c.Data[0]*65535/255)) > 0 {
+			t.Fatalf("%s uint16: %v stored for %v, %v", ext, got.Data[0], c.Data[0], err)
+		}
+	}
+}
+
+// TestMissingVoxels checks that NaN in an array file, and a missing voxel
+// written to one, is a missing voxel, in a file read whole and in windows.
+func TestMissingVoxels(t *testing.T) {
+	data, err := os.ReadFile(fixture("refl_f8_be_c.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = slices.Clone(data)
+	copy(data[len(data)-8:], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1}) // big-endian NaN in the last value
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nan.npy")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(path)
+	if err != nil || c.Missing() != 1 || !math.IsNaN(c.At(3, 4, 2)) || c.Stored.Scale != 255 {
+		t.Fatalf("%v missing, voxel %v, scale %v, %v", c.Missing(), c.At(3, 4, 2), c.Stored.Scale, err)
+	}
+	r, err := OpenWindow(path, msi.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	lines, err := r.ReadLines(3, 1)
+	if err != nil || !math.IsNaN(lines.At(0, 4, 2)) {
+		t.Fatalf("window: %v, %v", lines, err)
+	}
+	for _, name := range []string{"out.npy", "out.mat"} {
+		out := filepath.Join(dir, name)
+		if _, err := Write(out, c, msi.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Open(out)
+		if err != nil || back.Missing() != 1 || !math.IsNaN(back.At(3, 4, 2)) {
+			t.Fatalf("%s: %d missing, %v", name, back.Missing(), err)
+		}
+	}
+	if _, err := Write(filepath.Join(dir, "i.npy"), c, msi.WriteOptions{DType: "uint16"}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("uint16 without a no-data value: %v", err)
+	}
+}
+
+// TestPNGScale checks that a given scale applies to a band stack's
+// samples (16-bit here): working = sample × scale.
+func TestPNGScale(t *testing.T) {
+	crop := filepath.Join("..", "..", "testdata", "balloons_crop128")
+	auto, err := Open(crop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := OpenWith(crop, msi.ReadOptions{Scale: 2})
+	if err != nil || got.Stored.Scale != 2 || !got.Stored.ScaleGiven {
+		t.Fatalf("%+v, %v", got.Stored, err)
+	}
+	for i := range 100 {
+		if sample := math.Round(auto.Data[i] * 65535 / 255); math.Abs(got.Data[i]-2*sample) > 1e-9*sample {
+			t.Fatalf("voxel %d: %v, want 2 × %v", i, got.Data[i], sample)
+		}
+	}
+	if auto.Stored.Scale != 1 || auto.Stored.Units != "16-bit samples ×255/65535" {
+		t.Errorf("automatic: %+v", auto.Stored)
+	}
 }

@@ -88,9 +88,9 @@ func recognize(path string) msi.Format {
 func Open(path string) (*msi.Cube, error) { return OpenWith(path, msi.ReadOptions{}) }
 
 // OpenWith reads the cube at path (ForRead) with opts, which must be
-// options the format takes: an axis order other than HWB, or a scale
-// other than automatic, for a format that does not take it is an
-// *option.Error. The cube's Stored says how it was stored and read.
+// options the format takes: an axis order other than HWB for a format
+// that does not take it is an *option.Error (every format takes a
+// scale). The cube's Stored says how it was stored and read.
 func OpenWith(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	f, err := checkRead(path, opts)
 	if err != nil {
@@ -115,9 +115,6 @@ func checkRead(path string, opts msi.ReadOptions) (msi.Format, error) {
 	info := f.Info()
 	if axes != array.DefaultAxes && info.Takes&msi.TakesAxes == 0 {
 		return nil, option.Errorf("axes", opts.Axes, "%s: axes apply to %s files; %s files have a fixed layout", path, joinLabels(Labels(msi.TakesAxes), "and"), info.Label)
-	}
-	if opts.Scale != 0 && info.Takes&msi.TakesScale == 0 {
-		return nil, option.Errorf("scale", opts.Scale, "%s: a scale does not apply to a %s, which brings its values to the [0, 255] scale itself", path, info.Label)
 	}
 	return f, nil
 }
@@ -253,8 +250,9 @@ func joinLabels(labels []string, and string) string {
 	return strings.Join(labels[:len(labels)-1], ", ") + " " + and + " " + labels[len(labels)-1]
 }
 
-// Lost names the metadata of m that an output at path would not keep, its
-// format not carrying it: what a command may warn of.
-func Lost(path string, m *msi.Metadata) []string {
-	return m.Present(^ForWrite(path).Info().Carries)
+// Lost names the metadata of c (its missing voxels included) that an
+// output at path would not keep, its format not carrying it: what a
+// command may warn of.
+func Lost(path string, c *msi.Cube) []string {
+	return c.Present(^ForWrite(path).Info().Carries)
 }

@@ -4,9 +4,10 @@
 // internal/formats, and package formats chooses one by the path).
 //
 // Every cube is on the working intensity scale [0, 255] (float64): a format
-// brings its stored values to that scale on reading (a PNG band stack by
-// its bit depth, an array file by a factor, see ReadOptions.Scale) and
-// takes them back on writing.
+// brings its stored values to that scale on reading by one rule for every
+// format (see AutoScale and ReadOptions.Scale) and takes them back to the
+// input's units on writing (WriteOptions.Like). A voxel without data (an
+// ENVI data ignore value, NaN in a float file) is NaN in the cube.
 package msi
 
 import (
@@ -18,6 +19,7 @@ import (
 
 // Cube is an H×W×B multispectral image on the [0, 255] scale, with what is
 // known of its scene (Metadata, whose fields are promoted: c.Wavelengths).
+// A missing voxel (no data) is NaN; see Missing.
 //
 // Data is band-sequential: voxel (y, x, b) is Data[(b*Height+y)*Width+x], so
 // every band is one contiguous row-major image.
@@ -54,8 +56,9 @@ type Metadata struct {
 	// description).
 	Processing string
 	// NoData, when HasNoData is set, is the value that marks voxels
-	// without data, on the working scale like the voxels (ENVI's data
-	// ignore value times the scale of reading).
+	// without data in the file, as stored (ENVI's data ignore value, not
+	// scaled): such voxels are NaN in the cube, and a format that keeps
+	// the value writes NaN voxels as it, exactly.
 	NoData    float64
 	HasNoData bool
 	// Stored says how the values were stored in the file they were read
@@ -81,8 +84,21 @@ type Storage struct {
 	// Axes is the order of an array file's stored dimensions as the
 	// letters H, W and B; empty for formats with a fixed layout.
 	Axes string
-	// Scale is the factor applied on reading: working = stored × Scale.
+	// Scale is the factor applied on reading: working = physical ×
+	// Scale, physical = stored × Gains[b] + Offsets[b] (stored when Gains
+	// is nil). It is the unit of the input for outputs made from it
+	// (WriteOptions.Like): a PNG band stack, whose values are image
+	// intensities, has 1, its outputs being on the [0, 255] scale.
 	Scale float64
+	// ScaleGiven says that the user gave Scale (--scale).
+	ScaleGiven bool
+	// Gains and Offsets are the per-band gains and offsets of an ENVI
+	// file (data gain values, data offset values), nil when it has none.
+	Gains, Offsets []float64
+	// Units says in words how the values were brought to the working
+	// scale and why, for the line that reports the read: "reflectance
+	// ×255 (reflectance scale factor 10000)".
+	Units string
 }
 
 // Field is one format-specific fact of Metadata.Fields: Format is the name
@@ -104,6 +120,7 @@ func (m *Metadata) FieldsOf(format string) []Field {
 
 // clone returns a deep copy of m.
 func (m Metadata) clone() Metadata {
+	m.Stored.Gains, m.Stored.Offsets = slices.Clone(m.Stored.Gains), slices.Clone(m.Stored.Offsets)
 	m.Wavelengths = slices.Clone(m.Wavelengths)
 	m.FWHM = slices.Clone(m.FWHM)
 	m.BandNames = slices.Clone(m.BandNames)

@@ -104,13 +104,17 @@ func TestLines(t *testing.T) {
 
 // TestPresent checks the names of the metadata a cube has.
 func TestPresent(t *testing.T) {
-	var m Metadata
+	m := NewCube(1, 1, 1)
 	if got := m.Present(^Carried(0)); got != nil {
 		t.Errorf("empty metadata has %v", got)
 	}
 	m.Wavelengths, m.BandNames, m.Description, m.HasNoData = []float64{1}, []string{"a"}, "x", true
 	if got := m.Present(^CarriesBandNames); !slices.Equal(got, []string{"wavelengths", "description", "no-data value"}) {
 		t.Errorf("got %v", got)
+	}
+	m.Data[0] = math.NaN()
+	if got := m.Present(CarriesMissing); !slices.Equal(got, []string{"mark of missing voxels (written as 0)"}) {
+		t.Errorf("with a missing voxel: %v", got)
 	}
 }
 

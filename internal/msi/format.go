@@ -27,15 +27,19 @@ type Format interface {
 	// Outputs returns the files or folders that Write(path, …) creates or
 	// replaces (an ENVI cube's .hdr and .img; FILE.mat of FILE.mat:VAR).
 	Outputs(path string) []string
-	// Open reads the whole cube at path, its values multiplied by the
-	// scale opts gives (or the format's automatic one), and sets its
-	// Metadata, Stored included. NaN or infinite values are an error.
-	// The options have been checked against Info().Takes.
+	// Open reads the whole cube at path, its values brought to the
+	// working scale by the rule of units (see AutoScale), and sets its
+	// Metadata, Stored included. A no-data voxel (NaN in a float file, a
+	// no-data value the file states) is NaN in the cube; an infinite
+	// value is an error. The options have been checked against
+	// Info().Takes.
 	Open(path string, opts ReadOptions) (*Cube, error)
 	// Write stores c at path atomically: under a temporary name renamed
 	// into place, nothing left behind on error. An existing output is an
-	// error wrapping fs.ErrExist unless opts.Force is set. Non-finite
-	// values are an error.
+	// error wrapping fs.ErrExist unless opts.Force is set. A NaN voxel is
+	// written as missing (the no-data value of c's Metadata where the
+	// format keeps one, else NaN where it can hold NaN; see each format);
+	// an infinite value is an error.
 	Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error)
 }
 
@@ -60,9 +64,16 @@ type WindowCreator interface {
 type WindowReader interface {
 	// Size returns the cube's height (lines), width and band count.
 	Size() (height, width, bands int)
+	// Prepare finds what reading the lines needs that depends on the
+	// whole file: the automatic scale, which needs the largest value (one
+	// pass over the file, stopped with ctx's error once ctx is cancelled),
+	// when neither the user nor the file gives it. Metadata and ReadLines
+	// call it, with a context never cancelled, when it has not run.
+	Prepare(ctx context.Context) error
 	// ReadLines returns lines y0 .. y0+n−1, every sample and band, as an
-	// n×W×B cube on the working scale with the cube's wavelengths. A line
-	// range outside the cube is an error, as is a non-finite value.
+	// n×W×B cube on the working scale with the cube's wavelengths, its
+	// no-data voxels NaN as Open makes them. A line range outside the
+	// cube is an error, as is an infinite value.
 	ReadLines(y0, n int) (*Cube, error)
 	// Metadata returns the cube's metadata, Stored included, as Open sets
 	// it. (A format whose automatic scale depends on the values finds it
@@ -75,7 +86,8 @@ type WindowReader interface {
 // WindowWriter writes the lines of a cube; each line is written once.
 type WindowWriter interface {
 	// WriteLines writes the lines of c as lines y0 .. y0+c.Height−1 of
-	// the output; c must have the output's width and band count.
+	// the output, as Write writes them (NaN voxels as missing); c must
+	// have the output's width and band count.
 	WriteLines(c *Cube, y0 int) error
 	// SetProcessing sets the metadata's Processing, for a history known
 	// only once the lines are written.
@@ -98,9 +110,8 @@ type Info struct {
 	// errors: "an ENVI .hdr", "a .mat[:VAR]".
 	Path string
 	// Takes lists the options of ReadOptions and WriteOptions that the
-	// format honours beyond Force. A format that does not take Axes reads
-	// only the default order; one that does not take Scale refuses any
-	// but automatic.
+	// format honours beyond Force and Scale, which every format takes. A
+	// format that does not take Axes reads only the default order.
 	Takes Options
 	// Carries lists the metadata that survives a Write and Open of the
 	// format.
@@ -114,9 +125,6 @@ type Options uint8
 const (
 	// TakesAxes: the stored dimensions may be in any order (array files).
 	TakesAxes Options = 1 << iota
-	// TakesScale: the stored values are multiplied by a given factor on
-	// reading and divided by it on writing.
-	TakesScale
 	// TakesDType: the output's element type can be chosen.
 	TakesDType
 )
@@ -131,15 +139,20 @@ const (
 	CarriesBandNames
 	CarriesDescription
 	CarriesNoData
+	// CarriesMissing: missing (NaN) voxels are stored as such (as NaN or
+	// the no-data value), not as a value of the scene.
+	CarriesMissing
 )
 
 // carriedNames name the members of Carried, in order.
-var carriedNames = []string{"wavelengths", "FWHM", "band names", "description", "no-data value"}
+var carriedNames = []string{"wavelengths", "FWHM", "band names", "description", "no-data value", "mark of missing voxels (written as 0)"}
 
-// Present names the metadata of set s that m has, in a fixed order: with
-// the complement of a format's Carries, what an output of it would lose.
-func (m *Metadata) Present(s Carried) []string {
-	present := []bool{m.Wavelengths != nil, m.FWHM != nil, m.BandNames != nil, m.Description != "", m.HasNoData}
+// Present names the metadata of set s that c has, missing voxels
+// included, in a fixed order: with the complement of a format's Carries,
+// what an output of it would lose.
+func (c *Cube) Present(s Carried) []string {
+	m := &c.Metadata
+	present := []bool{m.Wavelengths != nil, m.FWHM != nil, m.BandNames != nil, m.Description != "", m.HasNoData, s&CarriesMissing != 0 && c.Missing() > 0}
 	var names []string
 	for i, name := range carriedNames {
 		if s&(1<<i) != 0 && present[i] {
@@ -157,11 +170,11 @@ type ReadOptions struct {
 	// shape (NumPy) or size (MATLAB); empty means HWB. Formats that do
 	// not take axes accept only empty or HWB.
 	Axes string
-	// Scale is the factor that brings the stored values to the working
-	// [0, 255] scale (working = stored × Scale). 0 means the format's
-	// automatic factor (1 for ENVI; chosen from the element type and the
-	// largest value for array files). A format that does not take a
-	// scale refuses any other. A value other than 0 must be positive.
+	// Scale is the factor that brings the stored values (with an ENVI
+	// file's gains and offsets applied) to the working [0, 255] scale
+	// (working = physical × Scale), whatever the format. 0 means the
+	// file's own (a reflectance scale factor) or the automatic one (see
+	// AutoScale). A value other than 0 must be positive.
 	Scale float64
 	// Budget is the memory in bytes that Open may use for the cube; 0
 	// means no limit. Open refuses a cube that would need more (see
@@ -248,26 +261,59 @@ type WriteOptions struct {
 
 	// Axes is the order of the stored dimensions; empty means HWB.
 	Axes string
-	// Scale undoes the scale of reading: stored = working value / Scale.
-	// 0 means 1.
+	// Scale undoes the scale of reading: stored = working value / Scale
+	// (then gains and offsets undone, for a format that keeps them). 0
+	// means 1. A format that records the scale in the file (ENVI's
+	// reflectance scale factor) stores it; one that cannot stores a float
+	// output by UnrecordedScale, so that it reads back the same.
 	Scale float64
+	// ScaleGiven says that Scale was given by the user rather than found
+	// from the input: outputs then keep the input's units even where the
+	// automatic rule would not find them again (the user gives the scale
+	// again to read them).
+	ScaleGiven bool
+	// Gains and Offsets, if not nil, are the input's per-band gains and
+	// offsets (physical = stored × gain + offset): a format that keeps
+	// them (ENVI) stores (working/Scale − offset)/gain and records them;
+	// others store physical values.
+	Gains, Offsets []float64
 	// DType is the stored element type; empty means float32. Integer
 	// types round to the nearest whole number and clip to their range
 	// (WriteInfo.Clipped counts the values clipped).
 	DType string
 }
 
-// Like returns o with the array fields set to store the output as the
-// input described by s was stored: the same axis order, the scale undone
-// and, when keepDType is set, the same element type (otherwise o.DType is
-// kept, float32 when empty). An input without an element type (a PNG band
-// stack) keeps o.DType.
+// Like returns o set to store the output in the units the input
+// described by s was stored in: the same axis order, the scale, gains and
+// offsets undone and, when keepDType is set, the same element type
+// (otherwise o.DType is kept, float32 when empty). An input without an
+// element type (a PNG band stack) keeps o.DType.
 func (o WriteOptions) Like(s Storage, keepDType bool) WriteOptions {
-	o.Axes, o.Scale = s.Axes, s.Scale
+	o.Axes, o.Scale, o.ScaleGiven, o.Gains, o.Offsets = s.Axes, s.Scale, s.ScaleGiven, s.Gains, s.Offsets
 	if keepDType && s.DType != "" {
 		o.DType = s.DType
 	}
 	return o
+}
+
+// UnrecordedScale returns the factor a format that cannot record a scale
+// in the file (.npy, .mat) divides working values by: o.Scale (the
+// input's units) for an integer output, for a given scale, and for the
+// two scales the automatic rule finds again from float values (1, and
+// 255 for [0, 1] reflectance); otherwise 255. So a float output of n-bit
+// counts, or of values read with a reflectance scale factor, holds them
+// as a fraction of the full scale (reflectance in [0, 1]), which reads
+// back on the same working scale, where counts stored as floats would be
+// taken as [0, 255] values; an integer output keeps the counts.
+func (o WriteOptions) UnrecordedScale(float bool) float64 {
+	s := o.Scale
+	if s == 0 {
+		s = 1
+	}
+	if !float || o.ScaleGiven || s == 1 || s == 255 {
+		return s
+	}
+	return 255
 }
 
 // Err returns the error of o.Context once it is cancelled, and nil

@@ -27,7 +27,8 @@ const normalQuartile = 0.6744897501960817
 // estimate down. With an odd height or width the last row or column is not
 // used: the symmetric padding of pywt makes the coefficients there exactly
 // zero, so they would be left out anyway. (scikit-image itself uses the db2
-// wavelet; Haar is used here.)
+// wavelet; Haar is used here.) A block with a missing (NaN) pixel is left
+// out as well.
 //
 // It returns 0 when every coefficient is zero (a band with no detail at all)
 // and panics if len(band) != height*width or the band is smaller than 2×2.
@@ -67,7 +68,7 @@ func estimateBand(buf *[]float64, band []float64, height, width int) float64 {
 		top, bottom := band[y*width:(y+1)*width], band[(y+1)*width:(y+2)*width]
 		for x := 0; x+1 < width; x += 2 {
 			hh := (top[x] - top[x+1] - bottom[x] + bottom[x+1]) / 2
-			if hh != 0 {
+			if hh != 0 && !math.IsNaN(hh) {
 				coef = append(coef, math.Abs(hh))
 			}
 		}

@@ -138,3 +138,20 @@ func BenchmarkEstimate(b *testing.B) {
 		Estimate(c)
 	}
 }
+
+// TestEstimateBandMissing: a 2×2 block holding a missing (NaN) pixel is
+// left out of the estimate, which is the estimate of the other blocks.
+func TestEstimateBandMissing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const h, w = 40, 30
+	band := make([]float64, h*w)
+	for i := range band {
+		band[i] = 100 + 10*rng.NormFloat64()
+	}
+	with := slices.Clone(band)
+	with[0], with[w+1] = math.NaN(), 1e9              // one block: a NaN and a wild value
+	band[0], band[1], band[w], band[w+1] = 0, 0, 0, 0 // that block's coefficient 0: left out
+	if got, want := EstimateBand(with, h, w), EstimateBand(band, h, w); got != want {
+		t.Errorf("with a missing pixel: %v, want %v", got, want)
+	}
+}

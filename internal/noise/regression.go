@@ -83,12 +83,15 @@ const regressionChunk = 4096
 // biased up by texture instead. The package's documentation of its
 // measurements compares them.
 //
-// It returns an error if c has fewer than 2 bands or no more pixels than
-// bands.
+// It returns an error if c has fewer than 2 bands, no more pixels than
+// bands, or a missing (NaN) voxel: a pixel's whole spectrum is a sample.
 func EstimateRegression(c *msi.Cube) ([]float64, error) {
 	nb, n := c.Bands, c.Height*c.Width
 	if nb < 2 {
 		return nil, fmt.Errorf("noise: the regression estimate needs at least 2 bands, the cube has %d", nb)
+	}
+	if k := c.Missing(); k > 0 {
+		return nil, fmt.Errorf("noise: the regression estimate needs every voxel, and %d are missing (no data): use the mad estimator", k)
 	}
 	if n <= nb {
 		return nil, fmt.Errorf("noise: the regression estimate needs more pixels than bands, the cube is %s", c.Size())

@@ -63,8 +63,11 @@ const (
 	// their median (package bandwhiten).
 	PathWhitened Path = "per-band σ"
 	// PathRepair: sparse noise removed around the method (package
-	// repair).
+	// repair), missing voxels filled.
 	PathRepair Path = "sparse noise removed"
+	// PathFill: no sparse noise, but missing voxels: they are filled and
+	// the method run once (package repair, one pass).
+	PathFill Path = "missing voxels filled"
 )
 
 // DifferRatio is the ratio of the largest to the smallest band σ above
@@ -139,7 +142,8 @@ func (m NoiseModel) withParts(r *sparsenoise.Report) *sparsenoise.Report {
 }
 
 // choosePath decides how a job denoises: det is what the detector found
-// (with m's parts switched off; nil when it did not run) and sigmaGiven
+// (with m's parts switched off; nil when it did not run; with only the
+// missing voxels when only they were looked for) and sigmaGiven
 // whether σ was given. The note, if not empty, says a choice the user
 // may not expect.
 func (m NoiseModel) choosePath(det *sparsenoise.Report, sigmaGiven bool) (Path, string) {
@@ -151,6 +155,9 @@ func (m NoiseModel) choosePath(det *sparsenoise.Report, sigmaGiven bool) (Path, 
 	}
 	if sparseFound(det) {
 		return PathRepair, ""
+	}
+	if det.Missing > 0 {
+		return PathFill, ""
 	}
 	differ := BandsDiffer(det.Sigma)
 	switch {

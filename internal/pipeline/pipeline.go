@@ -13,21 +13,28 @@
 //     FixedMemory). In strips only Gaussian noise with one σ is treated:
 //     finding sparse noise, per-band σ, the mask and the residual need the
 //     whole cube.
-//  2. What the noise is (NoiseModel). By default sparsenoise.Detect looks
-//     for stripes, dead columns and lines and impulses, and for a σ per
-//     band that they do not inflate, and its Summary is logged. Then:
+//  2. What the noise is (NoiseModel). Missing voxels (no data: NaN in the
+//     cube, and the voxels a --mask file marks) are data of no kind: they
+//     are left out of every statistic, filled before denoising (package
+//     repair) and written back as they were. By default sparsenoise.Detect
+//     looks for stripes, dead columns and lines and impulses, and for a σ
+//     per band that they do not inflate, and its Summary is logged. Then:
 //     sparse noise found (impulse or dead bands, or stripes of at least
 //     StripeSignificance·σ) is removed around the method by package repair,
 //     the bands whitened by their σ; otherwise bands whose σ differ by more
 //     than DifferRatio are whitened and denoised (package bandwhiten);
 //     otherwise the method runs with one σ (given, or noise.EstimateMedian's)
-//     on the cube as it is, exactly as without the detector.
+//     on the cube as it is, exactly as without the detector; a cube with
+//     missing voxels and no sparse noise has them filled first (PathFill).
+//     A given σ more than denoise.SigmaMismatch times away from the
+//     estimate is warned of.
 //  3. Outputs: the result, and on request the learned dictionary, the mask
 //     of the pixels treated as missing and the residual noisy − result,
 //     each with the input's metadata and a processing line that says how
 //     it was made.
 //
-// σ is on the [0, 255] scale of package msi.
+// σ is on the [0, 255] scale of package msi; the log says it in the
+// input's units too.
 package pipeline
 
 import (
@@ -43,6 +50,7 @@ import (
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/option"
 	"tdsc/internal/report"
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/repair"
@@ -54,6 +62,12 @@ type Job struct {
 	// Input is the noisy cube's path, read with Read.
 	Input string
 	Read  msi.ReadOptions
+	// Mask, if not empty, is the path of a cube of the input's height and
+	// width, with one band or the input's bands, whose nonzero (or NaN)
+	// voxels mark the input's voxels as missing: left out of the data and
+	// written back as they were (see ApplyMask), read with MaskRead.
+	Mask     string
+	MaskRead msi.ReadOptions
 	// Spec is the method's declaration and Method the method built from
 	// it (Spec.Build); Known is the σ its given dictionary records (0:
 	// none).
@@ -129,8 +143,10 @@ type Outcome struct {
 // MaskCode is the value of a voxel in a saved mask: 0 for a pixel that
 // was denoised as it was, MaskCode(sparsenoise.Impulse) = 1 for an
 // impulse, MaskCode(sparsenoise.Dead) = 2 for a pixel of a dead column or
-// line, 3 for both.
-func MaskCode(bits uint8) float64 { return float64(bits & (sparsenoise.Impulse | sparsenoise.Dead)) }
+// line, 3 for both, and 4 added for a missing voxel (no data).
+func MaskCode(bits uint8) float64 {
+	return float64(bits & (sparsenoise.Impulse | sparsenoise.Dead | sparsenoise.Missing))
+}
 
 // Validate returns an error for settings of j that contradict each other,
 // naming the flags of the command line.
@@ -245,19 +261,47 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 			return err
 		}
 	}
+	var masked []Masked
+	if j.Mask != "" {
+		if masked, err = ApplyMask(noisy, j.Mask, j.MaskRead); err != nil {
+			return err
+		}
+	}
+	missing, err := j.checkMissing(noisy, log)
+	if err != nil {
+		return err
+	}
 	var det *sparsenoise.Report
-	if j.Noise.Sparse != Off {
+	switch {
+	case j.Noise.Sparse != Off:
 		t := time.Now()
 		det = j.Noise.withParts(sparsenoise.Detect(noisy))
 		out.Detect = time.Since(t)
 		out.Found = det
 		log.Logf("%s (found in %.1f s)", det.Summary(), out.Detect.Seconds())
+		if scale := noisy.Stored.Scale; scale != 0 && scale != 1 {
+			log.Logf("median noise σ in the input's units: %.4g (the σ above are on the working [0, 255] scale)",
+				bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)/scale)
+		}
+	case missing > 0:
+		det = sparsenoise.MissingOnly(noisy)
 	}
 	path, note := j.Noise.choosePath(det, j.Sigma != 0)
 	if note != "" {
 		log.Logf("%s", note)
 	}
 	out.Path = path
+	if j.Sigma != 0 {
+		// The detector's σ when it ran, which leaves out what is not
+		// Gaussian noise; else the estimate a missing σ would have.
+		var estimate float64
+		if det != nil {
+			estimate = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
+		} else {
+			estimate = noise.EstimateMedian(noisy)
+		}
+		j.sayGivenSigma(estimate, noisy.Stored.Scale, log)
+	}
 	var (
 		result *msi.Cube
 		res    denoise.Result
@@ -285,10 +329,17 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		if err == nil {
 			result = removed.Estimate
 		}
+	case PathFill:
+		var filled *repair.Result
+		filled, how, err = j.fill(ctx, noisy, det, run, out, log)
+		if err == nil {
+			result = filled.Estimate
+		}
 	}
 	if err != nil {
 		return err
 	}
+	Restore(result, noisy, masked)
 	result.Metadata = noisy.Metadata // the scene's, unchanged
 	result.Processing = j.describe(out.Sigma, res) + how
 	if j.KeepCubes {
@@ -379,6 +430,63 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 		how += fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
 	}
 	return removed, how, nil
+}
+
+// fill denoises a cube with missing voxels and no sparse noise: the
+// missing voxels filled (the mirror image of the data beside them, see
+// repair.FillMissing), the method run once
+// with one σ (given, or the median of the bands' σ, estimated without the
+// missing voxels), or with the bands whitened by their σ as the Gaussian
+// paths would whiten them (--sigma-per-band on, or auto when they differ).
+// It returns the processing line's note.
+func (j *Job) fill(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, run repair.Method, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
+	opts := repair.Options{Passes: 1, KeepStripes: true}
+	det, err := j.withBandSigmas(noisy, det, log)
+	if err != nil {
+		return nil, "", err
+	}
+	whiten := j.Sigma == 0 && (j.Noise.PerBand == On || j.Noise.PerBand == Auto && BandsDiffer(det.Sigma))
+	d := *det
+	if j.Sigma != 0 {
+		d.Sigma = make([]float64, det.Bands)
+		for b := range d.Sigma {
+			d.Sigma[b] = j.Sigma
+		}
+	}
+	out.Sigma = bandwhiten.Reference(d.Sigma, bandwhiten.ReferenceMedian)
+	how := fmt.Sprintf(" (%d missing voxels filled; ", det.Missing)
+	if whiten {
+		out.BandSigmas = d.Sigma
+		log.Logf("filling the missing voxels, then denoising with the bands whitened to σ = %s", denoise.InUnits(out.Sigma, noisy.Stored.Scale))
+		how += fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
+	} else {
+		opts.NoWhiten = true
+		log.Logf("filling the missing voxels, then denoising every band at σ = %s", denoise.InUnits(out.Sigma, noisy.Stored.Scale))
+		how += fmt.Sprintf("σ = %.4g)", out.Sigma)
+	}
+	if err := denoise.CheckSigma(out.Sigma); err != nil {
+		return nil, "", option.Errorf("sigma", out.Sigma, "could not estimate the noise level of the input (is it noise-free?): give it")
+	}
+	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
+		return nil, "", err
+	}
+	removed, err := repair.Remove(ctx, noisy, &d, run, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return removed, how, nil
+}
+
+// sayGivenSigma says a given σ in the input's units, when they are not
+// the working scale, and warns when it is far from the estimate
+// (denoise.GivenSigmaWarning).
+func (j *Job) sayGivenSigma(estimate, scale float64, log report.Reporter) {
+	if scale != 0 && scale != 1 {
+		log.Logf("σ = %s, as given", denoise.InUnits(j.Sigma, scale))
+	}
+	if w := denoise.GivenSigmaWarning(j.Sigma, estimate, scale); w != "" {
+		log.Logf("%s", w)
+	}
 }
 
 // withBandSigmas returns det with the bands' σ of the estimator the job
@@ -475,7 +583,7 @@ func (j *Job) writeCube(set *outputSet, path string, c *msi.Cube, opts msi.Write
 		return err
 	})
 	if err == nil {
-		if lost := formats.Lost(path, &c.Metadata); len(lost) > 0 {
+		if lost := formats.Lost(path, c); len(lost) > 0 {
 			log.Logf("%s: a %s keeps no %s", path, f.Info().Label, strings.Join(lost, ", "))
 		}
 	}
@@ -502,29 +610,41 @@ func (j *Job) describe(sigma float64, res denoise.Result) string {
 	return strings.Join(parts, " ")
 }
 
-// Open reads the cube at path with opts and, for an array file (whose
-// scale is chosen from the data), says on log which scale it was read
-// with.
+// Open reads the cube at path with opts and says on log how it was read
+// (ReadLine).
 func Open(path string, opts msi.ReadOptions, log report.Reporter) (*msi.Cube, error) {
 	cube, err := formats.OpenWith(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	if src := cube.Stored; IsArray(src) {
-		how := "given"
-		if opts.Scale == 0 {
-			how = "auto"
-		}
-		report.OrDiscard(log).Logf("read %s: %s %s %s, values ×%.6g to the [0, 255] scale (%s)", path, src.Format, src.DType, cube.Size(), src.Scale, how)
-	}
+	report.OrDiscard(log).Logf("%s", ReadLine(path, cube.Height, cube.Width, cube.Bands, &cube.Metadata, cube.Missing()))
 	return cube, nil
 }
 
-// IsArray reports whether the format of s is an array file, whose scale
-// is chosen from the data and whose axes can be in any order.
-func IsArray(s msi.Storage) bool {
-	f := formats.Named(s.Format)
-	return f != nil && f.Info().Takes&msi.TakesAxes != 0
+// ReadLine says how the cube at path, of metadata m, was read: its format,
+// element type and size, how its values were brought to the working scale
+// (Storage.Units), and how many of its voxels are missing (missing < 0:
+// not known, for a cube read in strips), for example
+//
+//	read x.hdr: ENVI int16 145×145×224, reflectance ×255 (reflectance scale factor 10000); 5 missing voxels (no-data value -9999)
+func ReadLine(path string, height, width, bands int, m *msi.Metadata, missing int) string {
+	label := m.Stored.Format
+	if f := formats.Named(label); f != nil {
+		label = f.Info().Label
+	}
+	if m.Stored.DType != "" {
+		label += " " + m.Stored.DType
+	}
+	line := fmt.Sprintf("read %s: %s %d×%d×%d, %s", path, label, height, width, bands, m.Stored.Units)
+	switch {
+	case missing > 0 && m.HasNoData:
+		line += fmt.Sprintf("; %d missing voxels (no-data value %g)", missing, m.NoData)
+	case missing > 0:
+		line += fmt.Sprintf("; %d missing voxels (NaN)", missing)
+	case missing < 0 && m.HasNoData:
+		line += fmt.Sprintf("; no-data value %g", m.NoData)
+	}
+	return line
 }
 
 // FormatSigmas lists per-band noise levels on one line.

@@ -2,14 +2,18 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strings"
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
+	"tdsc/internal/noise"
 	"tdsc/internal/report"
+	"tdsc/internal/stages/repair"
 	"tdsc/internal/tile"
 )
 
@@ -66,6 +70,9 @@ func (j *Job) wholeCubeNeeds() string {
 	if j.SaveResidual != "" {
 		why = append(why, "--save-residual needs the whole cube")
 	}
+	if j.Mask != "" {
+		why = append(why, "--mask needs the whole cube")
+	}
 	return strings.Join(why, "; ")
 }
 
@@ -121,11 +128,14 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (bool, error) {
 	return true, nil
 }
 
-// runStrips denoises j.Input into j.Out strip by strip: σ resolved, the
-// strips planned for the method and the budget, what the method learns
-// from the whole cube learned (a Tiler), then every strip denoised and its
-// core written. The header records the settings of the last strip's run
-// (a method that is not a Tiler chooses per strip). Sparse noise is not
+// runStrips denoises j.Input into j.Out strip by strip: the scale found
+// (one pass over the file when it needs the largest value), σ resolved,
+// the strips planned for the method and the budget, what the method learns
+// from the whole cube learned (a Tiler, from the strips with their missing
+// voxels filled), then every strip denoised and its core written, in the
+// input's units, its missing voxels filled before and written back as
+// missing. The header records the settings of the last strip's run (a
+// method that is not a Tiler chooses per strip). Sparse noise is not
 // looked for: its detection needs the whole cube.
 func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
 	in, err := formats.OpenWindow(j.Input, j.Read)
@@ -134,10 +144,18 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 	}
 	defer in.Close()
 	height, width, bands := in.Size()
+	if err := in.Prepare(ctx); err != nil {
+		return err
+	}
+	meta, err := in.Metadata()
+	if err != nil {
+		return err
+	}
+	log.Logf("%s", ReadLine(j.Input, height, width, bands, &meta, -1))
 	if j.Noise.Sparse != Off {
 		log.Logf("in strips the sparse noise is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
 	}
-	sigma, err := j.stripSigma(in, log)
+	sigma, err := j.stripSigma(in, meta.Stored, log)
 	if err != nil {
 		return err
 	}
@@ -167,13 +185,9 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 
 	strip, prepared := j.Method, denoise.Result{}
 	if t, ok := j.Method.(denoise.Tiler); ok {
-		if strip, prepared, err = t.PrepareTiles(ctx, in, strips, sigma); err != nil {
+		if strip, prepared, err = t.PrepareTiles(ctx, filledLines{in}, strips, sigma); err != nil {
 			return err
 		}
-	}
-	meta, err := in.Metadata()
-	if err != nil {
-		return err
 	}
 	w, err := formats.CreateWindow(j.Out, height, width, bands, meta, j.writeOptions(meta.Stored))
 	if err != nil {
@@ -182,8 +196,19 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 	log.Start("denoising strips", "strips", int64(len(strips)))
 	var last denoise.Result
 	err = tile.Run(ctx, in, w, strips, func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
-		out, res, err := strip.Denoise(ctx, c, sigma)
+		filled, missing, err := repair.FillMissing(c)
+		if errors.Is(err, repair.ErrAllMasked) {
+			return c, nil // no data at all: written back as missing
+		}
+		out, res, err := strip.Denoise(ctx, filled, sigma)
 		last = res
+		if err == nil && missing != nil {
+			for i, m := range missing {
+				if m {
+					out.Data[i] = math.NaN()
+				}
+			}
+		}
 		return out, err
 	}, func(done, _ int) { log.Update(int64(done), "") })
 	log.Finish()
@@ -201,18 +226,55 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 
 // stripSigma returns the given σ, or the σ a given dictionary records, or
 // the estimate from at most sigmaWindowLines lines at the middle of the
-// cube (the whole cube's estimate would need the whole cube).
-func (j *Job) stripSigma(in tile.Reader, log report.Reporter) (float64, error) {
+// cube (the whole cube's estimate would need the whole cube), which a
+// given σ is also checked against (sayGivenSigma), from at most
+// checkWindowVoxels voxels. stored is how the cube is stored, for σ in
+// its units.
+func (j *Job) stripSigma(in tile.Reader, stored msi.Storage, log report.Reporter) (float64, error) {
+	height, width, bands := in.Size()
+	if j.Sigma != 0 {
+		n := min(height, sigmaWindowLines, max(2, checkWindowVoxels/(width*bands)))
+		window, err := in.ReadLines((height-n)/2, n)
+		if err != nil {
+			return 0, err
+		}
+		j.sayGivenSigma(noise.EstimateMedian(window), stored.Scale, log)
+	}
 	if j.Sigma != 0 || j.Known != 0 {
 		return denoise.ResolveSigma(nil, j.Sigma, j.Known, log)
 	}
-	height, _, _ := in.Size()
 	n := min(height, sigmaWindowLines)
 	y0 := (height - n) / 2
 	window, err := in.ReadLines(y0, n)
 	if err != nil {
 		return 0, err
 	}
+	window.Stored = stored
 	log.Logf("estimating σ from lines %d–%d", y0, y0+n-1)
 	return denoise.ResolveSigma(window, 0, 0, log)
+}
+
+// checkWindowVoxels bounds the voxels read to check a given σ of a cube
+// denoised in strips (a few lines of a wide cube are enough to tell a σ
+// four times off).
+const checkWindowVoxels = 1 << 22
+
+// filledLines reads the lines of a cube with their missing voxels filled
+// (repair.FillMissing), for what a method learns from the whole cube.
+type filledLines struct{ tile.Reader }
+
+// ReadLines returns the lines, filled; lines without any data are
+// returned as zeros, flat patches, from which a patch method, which
+// removes every patch's mean, learns nothing.
+func (r filledLines) ReadLines(y0, n int) (*msi.Cube, error) {
+	c, err := r.Reader.ReadLines(y0, n)
+	if err != nil {
+		return nil, err
+	}
+	filled, _, err := repair.FillMissing(c)
+	if errors.Is(err, repair.ErrAllMasked) {
+		clear(c.Data)
+		return c, nil
+	}
+	return filled, err
 }

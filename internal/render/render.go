@@ -12,6 +12,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"slices"
 	"sort"
 
 	"tdsc/internal/atomicfile"
@@ -100,10 +101,12 @@ func SideBySide(bands [][]float64, h, w int) *image.Gray {
 	}
 	white := 255.0
 	if len(bands) > 0 {
-		s := append([]float64(nil), bands[0]...)
+		s := slices.DeleteFunc(slices.Clone(bands[0]), math.IsNaN) // missing voxels aside
 		sort.Float64s(s)
-		if p := s[int(0.995*float64(len(s)-1))]; p > 0 {
-			white = p
+		if len(s) > 0 {
+			if p := s[int(0.995*float64(len(s)-1))]; p > 0 {
+				white = p
+			}
 		}
 	}
 	n := len(bands)
@@ -116,6 +119,9 @@ func SideBySide(bands [][]float64, h, w int) *image.Gray {
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
 				v := math.Round(255 * b[y*w+x] / white)
+				if math.IsNaN(v) { // a missing voxel: black
+					v = 0
+				}
 				img.Pix[y*img.Stride+x0+x] = uint8(math.Max(0, math.Min(255, v)))
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"image/png"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -90,6 +91,27 @@ func TestSideBySideSharesOneMapping(t *testing.T) {
 		if g := int(img.GrayAt(w+4+x, y).Y); g != wantHalf {
 			t.Errorf("second panel pixel %d drawn as %d, want %d", i, g, wantHalf)
 		}
+	}
+}
+
+// TestSideBySideMissing: a missing (NaN) voxel is black and takes no
+// part in the white point: a reference with many of them is stretched as
+// its values are.
+func TestSideBySideMissing(t *testing.T) {
+	const h, w = 10, 20
+	ref := make([]float64, h*w)
+	for i := range ref {
+		ref[i] = float64(i % 100) // 99.5th percentile 99 over the values
+	}
+	for i := range 50 {
+		ref[2*i] = math.NaN()
+	}
+	img := SideBySide([][]float64{ref}, h, w)
+	if g := img.GrayAt(0, 0).Y; g != 0 {
+		t.Errorf("a missing voxel drawn as %d", g)
+	}
+	if g := img.GrayAt(99%w, 99/w).Y; g != 255 {
+		t.Errorf("the brightest value drawn as %d", g)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package array holds what the array formats (.npy and .mat) share: the
 // axis order of a stored 3-D array, the element types, the scale between
-// stored values and the working [0, 255] scale, and the copy between a
-// stored array and a band-sequential cube.
+// stored values and the working [0, 255] scale (msi.AutoScale's rule, the
+// same for every format), and the copy between a stored array and a
+// band-sequential cube. NaN in a float array is a missing voxel.
 package array
 
 import (
@@ -258,8 +259,8 @@ func Float16Value(bits uint16) float64 {
 // Decode copies the values of raw, laid out as l with size bytes per
 // value, into a new cube. firstLine is the cube's first line in the whole
 // array, for error messages (0 unless raw holds a window of lines). A NaN
-// or infinite value (possible only when float is set) is an error naming
-// its place, as for ENVI input.
+// (possible only when float is set) is a missing voxel and stays NaN; an
+// infinite value is an error naming its place, as for ENVI input.
 func Decode(raw []byte, l Layout, size int, float bool, value DecodeFunc, firstLine int) (*msi.Cube, error) {
 	c := msi.NewCube(l.Height, l.Width, l.Bands)
 	for b := range l.Bands {
@@ -270,8 +271,8 @@ func Decode(raw []byte, l Layout, size int, float bool, value DecodeFunc, firstL
 			for x := range row {
 				off := (src + x*l.SX) * size
 				v := value(raw[off : off+size])
-				if float && (math.IsNaN(v) || math.IsInf(v, 0)) {
-					return nil, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): NaN and infinite values are not supported", v, b, firstLine+y, x)
+				if float && math.IsInf(v, 0) {
+					return nil, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): infinite values are not supported (NaN marks a missing value)", v, b, firstLine+y, x)
 				}
 				row[x] = v
 			}
@@ -284,10 +285,12 @@ func Decode(raw []byte, l Layout, size int, float bool, value DecodeFunc, firstL
 // little-endian, laid out as l, and the number of values that an integer
 // type had to clip to its range (after rounding to the nearest whole
 // number, halves away from zero). firstLine is c's first line in the
-// whole array, for error messages. A NaN or infinite value, or one too
-// large for float32, is an error naming its place. t is one of the
-// types of DTypes.
-func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int) ([]byte, int, error) {
+// whole array, for error messages. A NaN (missing) voxel is stored as
+// NaN in a float type and as noData, when hasNoData, in an integer type
+// (a no-data value read with the input, as it was stored); in an integer
+// type without a no-data value it is an error, as is an infinite value
+// or one too large for float32. t is one of the types of DTypes.
+func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int, noData float64, hasNoData bool) ([]byte, int, error) {
 	out := make([]byte, len(c.Data)*t.Size)
 	clipped := 0
 	for b := range c.Bands {
@@ -295,8 +298,13 @@ func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int) ([]byte
 		for y := range c.Height {
 			for x, v := range band[y*c.Width : (y+1)*c.Width] {
 				s := v / scale
-				if math.IsNaN(s) || math.IsInf(s, 0) {
+				switch {
+				case math.IsInf(s, 0):
 					return nil, 0, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0) is not a finite number", v, b, firstLine+y, x)
+				case math.IsNaN(v) && !t.Float && !hasNoData:
+					return nil, 0, fmt.Errorf("band %d, line %d, sample %d (from 0) is missing (no data), which %s cannot hold without a no-data value: write a float type (--dtype float32)", b, firstLine+y, x, t.Name)
+				case math.IsNaN(v) && !t.Float:
+					s = noData
 				}
 				off := (b*l.SB + y*l.SY + x*l.SX) * t.Size
 				dst := out[off : off+t.Size]
@@ -330,68 +338,18 @@ func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int) ([]byte
 	return out, clipped, nil
 }
 
-// AutoScale returns the factor that brings stored values of element type
-// dtype (a type name, as Type.Name) whose largest value is maxValue to the
-// working [0, 255] scale (working = stored × factor). This is the one
-// rule of the automatic scale of array files:
-//
-//   - a float type (float16, float32, float64) with maxValue ≤ 2: 255.
-//     This is reflectance or intensity in [0, 1]; the margin keeps noisy
-//     data and specular highlights, which exceed 1 a little, on the same
-//     scale as the clean cube (a cube on the [0, 255] scale whose
-//     brightest value is 2 would be almost black);
-//   - a float type with a larger maxValue: 1. Float data beyond [0, 2] is
-//     taken to be on the working scale already: that is how tdsc writes
-//     float arrays made from PNG or ENVI inputs, and noisy [0, 255] data
-//     exceeds 255 (raw float counts need an explicit scale);
-//   - an integer type (int8 to int64, uint8 to uint64) with maxValue ≤
-//     255: 1, the values are taken as they are;
-//   - an integer type with a larger maxValue: the values are taken to be
-//     counts of an n-bit sensor, with n the smallest whole number such
-//     that maxValue ≤ 2ⁿ − 1, whatever the width of the type: the factor
-//     is 255/(2ⁿ − 1). So uint16 data from a 12-bit camera (largest value
-//     up to 4095) gets 255/4095, full-range 16-bit data 255/65535, and so
-//     do the same counts held in int32 (as PIL gives 16-bit PNGs) or
-//     int64 (NumPy's default integer).
-//
-// The rule depends on the largest value only, so a dark 16-bit image (none
-// of its values over 255) is taken as it is; say the scale explicitly for
-// such data.
-func AutoScale(dtype string, maxValue float64) float64 {
-	t, _ := ReadType(dtype)
-	float := t.Float
-	switch {
-	case float && maxValue <= 2:
-		return 255
-	case float, maxValue <= 255:
-		return 1
-	}
-	bits := math.Ceil(math.Log2(maxValue + 1))
-	full := math.Exp2(bits) - 1
-	if full < maxValue { // guard against rounding in Log2
-		full = math.Exp2(bits+1) - 1
-	}
-	return 255 / full
-}
-
 // ApplyScale multiplies the cube's values by scale, or, when scale is 0,
-// by AutoScale's factor for dtype and the cube's largest value, and
-// returns the factor used.
-func ApplyScale(c *msi.Cube, dtype string, scale float64) float64 {
+// by msi.AutoScale's factor for the element type dtype and the cube's
+// largest value (missing voxels aside), and returns the factor used and
+// the phrase that says how it was found.
+func ApplyScale(c *msi.Cube, dtype string, scale float64) (float64, string) {
+	units := msi.GivenScale(scale)
 	if scale == 0 {
-		scale = AutoScale(dtype, largest(c.Data))
+		t, _ := ReadType(dtype)
+		scale, units = msi.AutoScale(t.Float, msi.Largest(c.Data))
 	}
 	Scale(c.Data, scale)
-	return scale
-}
-
-// largest returns the largest of values, −Inf for none.
-func largest(values []float64) float64 {
-	m := math.Inf(-1)
-	for _, v := range values {
-		m = math.Max(m, v)
-	}
-	return m
+	return scale, units
 }
 
 // Scale multiplies values by scale in place (nothing to do for 1).

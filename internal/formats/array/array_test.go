@@ -1,64 +1,63 @@
 package array
 
 import (
+	"encoding/binary"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"tdsc/internal/msi"
 )
 
-func TestAutoScale(t *testing.T) {
-	for _, tc := range []struct {
-		dtype string
-		max   float64
-		want  float64
-	}{
-		{"uint8", 255, 1},
-		{"uint8", 0, 1},
-		{"uint16", 255, 1},
-		{"uint16", 256, 255.0 / 511},
-		{"uint16", 1023, 255.0 / 1023},
-		{"uint16", 4000, 255.0 / 4095},
-		{"uint16", 4095, 255.0 / 4095},
-		{"uint16", 4096, 255.0 / 8191},
-		{"uint16", 65535, 255.0 / 65535},
-		{"int16", 32767, 255.0 / 32767},
-		{"int16", -5, 1},
-		{"float32", 1, 255},
-		{"float32", 0.2, 255},
-		{"float64", -3, 255},
-		{"float64", 1.3, 255},
-		{"float64", 2, 255},
-		{"float64", 2.0001, 1},
-		{"float64", 255, 1},
-		{"float64", 255.5, 1},
-		{"float32", 1e6, 1},
-		{"float16", 1, 255},
-		{"float16", 2, 255},
-		{"float16", 3, 1},
-		{"int8", 127, 1},
-		{"int32", 65535, 255.0 / 65535},
-		{"int32", 4095, 255.0 / 4095},
-		{"int64", 65535, 255.0 / 65535},
-		{"int64", 200, 1},
-		{"uint32", 1 << 20, 255.0 / (1<<21 - 1)},
-		{"uint64", math.MaxUint32, 255.0 / math.MaxUint32},
-	} {
-		if got := AutoScale(tc.dtype, tc.max); got != tc.want {
-			t.Errorf("AutoScale(%s, %v) = %v, want %v", tc.dtype, tc.max, got, tc.want)
-		}
+// TestApplyScale checks that the automatic scale of a cube with missing
+// voxels is found from the others (a NaN would otherwise win or lose
+// every comparison) and that they stay missing.
+func TestApplyScale(t *testing.T) {
+	c := msi.NewCube(1, 3, 1)
+	copy(c.Data, []float64{0.5, math.NaN(), 0.25})
+	scale, units := ApplyScale(c, "float32", 0)
+	if scale != 255 || !strings.Contains(units, "largest value 0.5") || c.Data[0] != 127.5 || !math.IsNaN(c.Data[1]) {
+		t.Errorf("scale %v (%s), values %v", scale, units, c.Data)
 	}
-	// The full-scale value of the chosen depth lands on 255, and the
-	// largest value at most on it, for any maximum.
-	rng := rand.New(rand.NewPCG(5, 6))
-	for range 1000 {
-		m := math.Exp2(rng.Float64()*40) + 255
-		s := AutoScale("uint16", m)
-		full := 255 / s
-		if m*s > 255*(1+1e-12) || math.Abs(full-math.Round(full)) > 1e-6*full || full > 2*m+1 {
-			t.Fatalf("max %v: scale %v, full scale %v", m, s, full)
-		}
+	c.Data[0] = 4000
+	if scale, _ := ApplyScale(c, "uint16", 0); scale != 255.0/4095 {
+		t.Errorf("12-bit counts with a missing voxel: scale %v", scale)
+	}
+	if scale, units := ApplyScale(c, "uint16", 2); scale != 2 || units != "×2 (--scale)" {
+		t.Errorf("given: %v %q", scale, units)
+	}
+}
+
+// TestEncodeMissing checks how a missing voxel is stored: NaN in a float
+// type, the no-data value (as stored, not scaled) in an integer type, and
+// an error naming the voxel in an integer type without one; and that
+// Decode keeps a NaN and refuses an infinite value.
+func TestEncodeMissing(t *testing.T) {
+	c := msi.NewCube(1, 2, 1)
+	c.Data[0], c.Data[1] = 10, math.NaN()
+	l := NewLayout([3]int{1, 2, 1}, DefaultAxes, false)
+	raw, _, err := Encode(c, l, Float32, 2, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(raw, l, 4, true, Decoder('f', 4, binary.LittleEndian), 0)
+	if err != nil || back.Data[0] != 5 || !math.IsNaN(back.Data[1]) {
+		t.Errorf("float32: %v, %v", back, err)
+	}
+	raw, _, err = Encode(c, l, Int16, 2, 0, -9999, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int16{int16(binary.LittleEndian.Uint16(raw)), int16(binary.LittleEndian.Uint16(raw[2:]))}; got[0] != 5 || got[1] != -9999 {
+		t.Errorf("int16 with a no-data value: %v", got)
+	}
+	if _, _, err := Encode(c, l, Uint8, 1, 7, 0, false); err == nil || !strings.Contains(err.Error(), "band 0, line 7, sample 1 (from 0) is missing") {
+		t.Errorf("uint8 without a no-data value: %v", err)
+	}
+	inf := binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(math.Inf(1))))
+	if _, err := Decode(inf, NewLayout([3]int{1, 1, 1}, DefaultAxes, false), 4, true, Decoder('f', 4, binary.LittleEndian), 3); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("infinite value: %v", err)
 	}
 }
 

@@ -2,8 +2,21 @@
 // (X.hdr) beside the raw values (X.img). It reads band-sequential (BSQ),
 // band-interleaved-by-line (BIL) and by-pixel (BIP) files of uint8, int16,
 // uint16, float32 and float64 values of either byte order, whole or a
-// window of lines at a time, and writes float32 BSQ little-endian on the
-// working scale, whole or a window of lines at a time.
+// window of lines at a time, and writes float32 BSQ little-endian, whole
+// or a window of lines at a time.
+//
+// Units. Reading applies the header's data gain values and data offset
+// values (physical = stored × gain + offset, per band), then the scale of
+// msi's rule of units: the given one, else 255/F for a reflectance scale
+// factor F (stored = reflectance × F), else msi.AutoScale's from the data
+// type (floats, or any type with gains) and the largest value. Writing
+// undoes them: an output holds the input's units, and its header records
+// the scale as a reflectance scale factor (when it is not 1) and the
+// gains and offsets, so that it reads back as it was written.
+//
+// No data. A voxel equal to the data ignore value (as stored), or NaN in
+// a float file, is missing: NaN in the cube. Writing stores NaN voxels as
+// the cube's no-data value, exactly, or as NaN when it has none.
 //
 // Metadata: the header's description, wavelength (with its units), fwhm,
 // band names and data ignore value map to the neutral fields of
@@ -23,6 +36,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,8 +52,8 @@ var Format msi.Format = format{}
 type format struct{}
 
 func (format) Info() msi.Info {
-	return msi.Info{Name: name, Label: "ENVI", Path: "an ENVI .hdr", Takes: msi.TakesScale,
-		Carries: msi.CarriesWavelengths | msi.CarriesFWHM | msi.CarriesBandNames | msi.CarriesDescription | msi.CarriesNoData}
+	return msi.Info{Name: name, Label: "ENVI", Path: "an ENVI .hdr",
+		Carries: msi.CarriesWavelengths | msi.CarriesFWHM | msi.CarriesBandNames | msi.CarriesDescription | msi.CarriesNoData | msi.CarriesMissing}
 }
 
 // Recognize reports whether path ends in .hdr or .img, in any case.
@@ -66,9 +80,10 @@ func outputPaths(path string) (hdr, img string) {
 }
 
 // Open reads the ENVI cube whose header or data file is path (the other
-// file of the pair is found beside it, see dataPaths), its values
-// multiplied by opts.Scale (0 means 1: values as stored). A cube larger
-// than opts.Budget is refused before its data is read.
+// file of the pair is found beside it, see dataPaths), its values brought
+// to the working scale (see the package comment; opts.Scale, when not 0,
+// is the scale). A cube larger than opts.Budget is refused before its
+// data is read.
 func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err := msi.CheckScale(opts.Scale); err != nil {
 		return nil, err
@@ -79,8 +94,9 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	return read(path, opts.Scale, opts.Budget)
 }
 
-// Write writes c as an ENVI float32 cube (see write); the array options
-// of opts do not apply.
+// Write writes c as an ENVI float32 cube (see write) in the units
+// opts.Scale, Gains and Offsets give; its axes and element type do not
+// apply.
 func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
 	return msi.WriteInfo{}, write(path, c, opts)
 }
@@ -128,20 +144,37 @@ type enviHeader struct {
 	interleave            string       // "bsq", "bil" or "bip"
 	bigEndian             bool         // byte order = 1
 	headerOffset          int          // bytes to skip at the start of the data file
-	meta                  msi.Metadata // the scene's metadata, on the stored scale
+	meta                  msi.Metadata // the scene's metadata; the no-data value as stored
+	// reflectance is the reflectance scale factor (stored = reflectance ×
+	// factor), 0 when the header has none.
+	reflectance float64
+	// gains and offsets are the data gain and offset values (physical =
+	// stored × gain + offset), nil when the header has none; offsets are
+	// zeros when only gains are given.
+	gains, offsets []float64
 }
 
-// tdscDescription starts the description tdsc writes when the cube has no
-// scene description of its own; such a description is tdsc's, not the
-// scene's, and is not carried on.
-const tdscDescription = "multispectral cube, [0, 255] intensity scale"
+// tdscDescription and tdscUnitsDescription start the description tdsc
+// writes when the cube has no scene description of its own, on the
+// working scale and in the input's units; such a description is tdsc's,
+// not the scene's, and is not carried on.
+const (
+	tdscDescription      = "multispectral cube, [0, 255] intensity scale"
+	tdscUnitsDescription = "multispectral cube in the units of the cube it was made from"
+)
+
+// isTDSCDescription reports whether a description is one tdsc wrote.
+func isTDSCDescription(d string) bool {
+	return strings.HasPrefix(d, tdscDescription) || strings.HasPrefix(d, tdscUnitsDescription)
+}
 
 // layoutFields are the ENVI header fields that describe how the values are
 // stored or scaled rather than the scene, and the one tdsc writes about its
 // own processing; they are not carried from an input to an output, which
 // has its own layout (float32 BSQ on the working scale) and processing.
-// (The data ignore value is on the stored scale: it is taken into
-// Metadata.NoData and written from there.)
+// (The data ignore value is taken into Metadata.NoData and written from
+// there; the scale factor, gains and offsets into Storage, and written
+// from the options that store an output like its input.)
 var layoutFields = map[string]bool{
 	"samples": true, "lines": true, "bands": true, "header offset": true, "file type": true,
 	"data type": true, "interleave": true, "byte order": true, "data gain values": true,
@@ -198,7 +231,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			raw = value[:strings.IndexByte(value, '}')+1]
 			value = value[1:strings.IndexByte(value, '}')]
 		}
-		if _, seen := fields[key]; !seen && !layoutFields[key] && !(key == "description" && strings.HasPrefix(value, tdscDescription)) {
+		if _, seen := fields[key]; !seen && !layoutFields[key] && !(key == "description" && isTDSCDescription(value)) {
 			scene = append(scene, msi.Field{Format: name, Key: strings.Join(strings.Fields(line[:eq]), " "), Value: raw})
 		}
 		fields[key] = value
@@ -280,7 +313,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			h.meta.BandNames = names
 		}
 	}
-	if v, ok := fields["description"]; ok && !strings.HasPrefix(v, tdscDescription) {
+	if v, ok := fields["description"]; ok && !isTDSCDescription(v) {
 		h.meta.Description = strings.TrimSpace(v)
 	}
 	if v, ok := fields["data ignore value"]; ok {
@@ -290,6 +323,37 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 		}
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {
 			h.meta.NoData, h.meta.HasNoData = x, true
+		}
+	}
+	if v, ok := fields["reflectance scale factor"]; ok {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("reflectance scale factor = %q: want a positive number (stored value = reflectance × factor)", clip(v))
+		}
+		h.reflectance = x
+	}
+	if v, ok := fields["data gain values"]; ok {
+		h.gains = numbers(v, h.bands, 1)
+		if h.gains == nil {
+			return nil, fmt.Errorf("data gain values: want %d finite numbers, one per band, got %q", h.bands, clip(v))
+		}
+		for b, g := range h.gains {
+			if g == 0 {
+				return nil, fmt.Errorf("data gain values: band %d's gain is 0", b+1)
+			}
+		}
+		h.offsets = make([]float64, h.bands)
+	}
+	if v, ok := fields["data offset values"]; ok {
+		h.offsets = numbers(v, h.bands, 1)
+		if h.offsets == nil {
+			return nil, fmt.Errorf("data offset values: want %d finite numbers, one per band, got %q", h.bands, clip(v))
+		}
+		if h.gains == nil {
+			h.gains = make([]float64, h.bands)
+			for b := range h.gains {
+				h.gains[b] = 1
+			}
 		}
 	}
 	return h, nil
@@ -407,8 +471,10 @@ func loadENVIHeader(path string) (*enviHeader, string, error) {
 }
 
 // read reads the ENVI cube whose header or data file is path, its values
-// multiplied by scale (0 means 1), unless it needs more than budget bytes
-// (msi.CheckFits; 0: no limit). NaN or infinite values are an error.
+// brought to the working scale with the scale given (0: the header's or
+// the automatic one, see the package comment), unless it needs more than
+// budget bytes (msi.CheckFits; 0: no limit). Missing voxels are NaN; an
+// infinite value is an error.
 func read(path string, scale float64, budget int64) (*msi.Cube, error) {
 	h, dataPath, err := loadENVIHeader(path)
 	if err != nil {
@@ -429,20 +495,64 @@ func read(path string, scale float64, budget int64) (*msi.Cube, error) {
 	if err := decodeENVI(c, raw[h.headerOffset:], h, 0); err != nil {
 		return nil, fmt.Errorf("%s: %v", dataPath, err)
 	}
-	c.Metadata = h.metadata(scale)
-	scaleValues(c.Data, c.Stored.Scale)
+	u := h.units(scale)
+	if u.scale == 0 {
+		u.scale, u.text = h.autoScale(msi.Largest(c.Data))
+	}
+	c.Metadata = h.metadata(u)
+	scaleValues(c.Data, u.scale)
 	return c, nil
 }
 
-// metadata returns the cube's metadata as read with scale (0 means 1):
-// the no-data value scaled as the values are.
-func (h *enviHeader) metadata(scale float64) msi.Metadata {
-	if scale == 0 {
-		scale = 1
+// readUnits is how a cube's physical values are brought to the working
+// scale: the factor, whether the user gave it, and the phrase of
+// msi.Storage.Units.
+type readUnits struct {
+	scale float64
+	given bool
+	text  string
+}
+
+// units returns the scale given (not 0), else the one the header states
+// or the data type alone decides (uint8 without gains: every value is at
+// most 255, so the automatic scale is 1); a zero scale when the automatic
+// one needs the largest value (autoScale).
+func (h *enviHeader) units(given float64) readUnits {
+	switch {
+	case given != 0:
+		return readUnits{scale: given, given: true, text: h.gainsText() + msi.GivenScale(given)}
+	case h.reflectance > 0:
+		s, text := msi.ReflectanceScale(h.reflectance)
+		return readUnits{scale: s, text: h.gainsText() + text}
+	case h.dataType == enviUint8 && h.gains == nil:
+		return readUnits{scale: 1, text: "×1 (auto: 8-bit integers)"}
 	}
+	return readUnits{}
+}
+
+// autoScale returns msi.AutoScale's factor and phrase for the physical
+// values of the cube whose largest value is largest: floats for a float
+// data type or any type with gains.
+func (h *enviHeader) autoScale(largest float64) (float64, string) {
+	float := h.dataType == enviFloat32 || h.dataType == enviFloat64 || h.gains != nil
+	s, text := msi.AutoScale(float, largest)
+	return s, h.gainsText() + text
+}
+
+// gainsText starts the phrase of a read of a file with gains.
+func (h *enviHeader) gainsText() string {
+	if h.gains == nil {
+		return ""
+	}
+	return "data gain and offset values applied, then "
+}
+
+// metadata returns the cube's metadata as read in units u: the no-data
+// value as stored, the gains, offsets and scale in Stored.
+func (h *enviHeader) metadata(u readUnits) msi.Metadata {
 	m := h.meta
-	m.NoData *= scale
-	m.Stored = msi.Storage{Format: name, DType: enviTypeName(h.dataType), Scale: scale}
+	m.Stored = msi.Storage{Format: name, DType: enviTypeName(h.dataType), Scale: u.scale, ScaleGiven: u.given,
+		Gains: slices.Clone(h.gains), Offsets: slices.Clone(h.offsets), Units: u.text}
 	return m
 }
 
@@ -482,9 +592,12 @@ func mulInt(xs ...int) (int, bool) {
 	return p, true
 }
 
-// decodeENVI fills c from raw, the data of c.Height lines of an ENVI file
-// laid out as h says (all of them, or a block read by a reader), the
-// first of which is line firstLine of the file (for error messages).
+// decodeENVI fills c with the physical values of raw (stored × gain +
+// offset, see the package comment), the data of c.Height lines of an ENVI
+// file laid out as h says (all of them, or a block read by a reader), the
+// first of which is line firstLine of the file (for error messages). A
+// voxel holding the data ignore value, or NaN, is NaN; an infinite value
+// is an error.
 func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 	var order binary.ByteOrder = binary.LittleEndian
 	if h.bigEndian {
@@ -515,17 +628,26 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 	case "bip":
 		bandStride, lineStride, sampleStride = 1, S*B, B
 	}
-	float := h.dataType == enviFloat32 || h.dataType == enviFloat64
+	noData, hasNoData := h.meta.NoData, h.meta.HasNoData
 	for b := range B {
 		out := c.Band(b)
+		gain, offset := 1.0, 0.0
+		if h.gains != nil {
+			gain, offset = h.gains[b], h.offsets[b]
+		}
 		for y := range L {
 			row := out[y*S : (y+1)*S]
 			src := b*bandStride + y*lineStride
 			for x := range row {
 				off := (src + x*sampleStride) * size
 				v := value(raw[off : off+size])
-				if float && (math.IsNaN(v) || math.IsInf(v, 0)) {
-					return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0)", v, b, firstLine+y, x)
+				switch {
+				case math.IsInf(v, 0):
+					return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): infinite values are not supported (NaN or the data ignore value mark a missing value)", v, b, firstLine+y, x)
+				case hasNoData && v == noData:
+					v = math.NaN()
+				case h.gains != nil:
+					v = v*gain + offset
 				}
 				row[x] = v
 			}
@@ -537,9 +659,11 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 // write writes c as an ENVI float32 cube: path with its .hdr or .img
 // extension (if any) replaced by .img for the data (band-sequential,
 // little-endian float32, no header offset) and by .hdr for the header
-// (see headerText). Values are stored as they are, so the format is
-// lossless for float32-representable values outside [0, 255]; a value
-// that is NaN or does not fit in a float32 is an error.
+// (see headerText). Values are stored in the units opts gives (see
+// storedUnits), so the format is lossless for float32-representable
+// values of any range; a NaN (missing) voxel is stored as c's no-data
+// value, or NaN when it has none; a value that does not fit in a float32
+// is an error.
 //
 // Both files are written under temporary names in the same folder and
 // renamed into place as a pair (package atomicfile): on error neither is
@@ -561,16 +685,61 @@ func write(path string, c *msi.Cube, opts msi.WriteOptions) error {
 	return w.Commit()
 }
 
+// storedUnits is how an output's values are stored: stored = (working /
+// scale − offsets[b]) / gains[b] (gains nil: working / scale).
+type storedUnits struct {
+	scale          float64
+	gains, offsets []float64
+	// dark is set for values stored at scale 1 that are at most 2, which
+	// the automatic rule would take for reflectance (a mask of codes, a
+	// very dark scene): the header then records the scale.
+	dark bool
+}
+
+// unitsOf returns the units opts asks an output of bands bands to be
+// stored in (scale 0 made 1), or an error for gains or offsets of
+// another length than bands or a zero gain.
+func unitsOf(opts msi.WriteOptions, bands int) (storedUnits, error) {
+	u := storedUnits{scale: opts.Scale, gains: opts.Gains, offsets: opts.Offsets}
+	if u.scale == 0 {
+		u.scale = 1
+	}
+	if u.gains == nil && u.offsets == nil {
+		return u, nil
+	}
+	if len(u.gains) != bands || len(u.offsets) != bands {
+		return u, fmt.Errorf("%d gains and %d offsets for %d bands", len(u.gains), len(u.offsets), bands)
+	}
+	if slices.Contains(u.gains, 0) {
+		return u, errors.New("a gain of 0")
+	}
+	return u, nil
+}
+
+// onWorkingScale reports whether u stores values as they are.
+func (u storedUnits) onWorkingScale() bool { return u.scale == 1 && u.gains == nil }
+
+// scaleNote says what the stored values are, for tdsc's description.
+func (u storedUnits) scaleNote() string {
+	if u.onWorkingScale() {
+		return "[0, 255] intensity scale"
+	}
+	return "the units of the cube it was made from (see reflectance scale factor, data gain values)"
+}
+
 // headerText returns the header of a height×width×bands cube with
-// metadata m written as float32 BSQ. The ENVI fields of m.Fields come
-// after the layout, verbatim. The description is the verbatim field when
-// there is one, else m.Description, else the intensity scale and
-// m.Processing; a scene description keeps tdsc's line out of it, in a
-// field of its own, "tdsc processing". Wavelengths, FWHM and band names
-// are written from m when m.Fields has no field of their key (wavelengths
-// and FWHM in the units of a verbatim wavelength units field, else in
-// nanometres), and the no-data value as the data ignore value.
-func headerText(height, width, bands int, m *msi.Metadata) string {
+// metadata m written as float32 BSQ in units u. The ENVI fields of
+// m.Fields come after the layout, verbatim. The description is the
+// verbatim field when there is one, else m.Description, else what the
+// values are and m.Processing; a scene description keeps tdsc's line out
+// of it, in a field of its own, "tdsc processing". Wavelengths, FWHM and
+// band names are written from m when m.Fields has no field of their key
+// (wavelengths and FWHM in the units of a verbatim wavelength units
+// field, else in nanometres), the no-data value as the data ignore value,
+// and units that are not the working scale as a reflectance scale factor
+// (255/scale, when the scale is not 1, or the values are dark) and data
+// gain and offset values.
+func headerText(height, width, bands int, m *msi.Metadata, u storedUnits) string {
 	fields := m.FieldsOf(name)
 	field := func(key string) (string, bool) {
 		for _, f := range fields {
@@ -592,6 +761,9 @@ func headerText(height, width, bands int, m *msi.Metadata) string {
 		fmt.Fprintf(&b, "description = {%s}\n", unbrace(m.Description))
 	default:
 		desc := tdscDescription
+		if !u.onWorkingScale() {
+			desc = tdscUnitsDescription
+		}
 		if m.Processing != "" {
 			desc += "; " + unbrace(m.Processing)
 		}
@@ -601,6 +773,12 @@ func headerText(height, width, bands int, m *msi.Metadata) string {
 	fmt.Fprintf(&b, "header offset = 0\nfile type = ENVI Standard\ndata type = %d\ninterleave = bsq\nbyte order = 0\n", enviFloat32)
 	if m.HasNoData {
 		fmt.Fprintf(&b, "data ignore value = %s\n", strconv.FormatFloat(m.NoData, 'g', -1, 64))
+	}
+	if u.scale != 1 || u.dark {
+		fmt.Fprintf(&b, "reflectance scale factor = %s\n", strconv.FormatFloat(msi.ReflectanceFactor(u.scale), 'g', -1, 64))
+	}
+	if u.gains != nil {
+		fmt.Fprintf(&b, "data gain values = {%s}\ndata offset values = {%s}\n", listText(u.gains, 1), listText(u.offsets, 1))
 	}
 	// Wavelengths and FWHM are in nanometres, or in the unit a verbatim
 	// field states; a unit that is not a length cannot hold them.
@@ -631,7 +809,7 @@ func headerText(height, width, bands int, m *msi.Metadata) string {
 		fmt.Fprintf(&b, "%s = %s\n", f.Key, f.Value)
 	}
 	if sceneDescription && m.Processing != "" {
-		fmt.Fprintf(&b, "tdsc processing = {[0, 255] intensity scale; %s}\n", unbrace(m.Processing))
+		fmt.Fprintf(&b, "tdsc processing = {%s; %s}\n", u.scaleNote(), unbrace(m.Processing))
 	}
 	return b.String()
 }

@@ -187,7 +187,7 @@ func TestENVIReadLayouts(t *testing.T) {
 	const samples, lines, bands = 3, 2, 4
 	hdrs, dataTypes := synthLayouts(t, samples, lines, bands)
 	for i, hdr := range hdrs {
-		c, err := openCube(hdr)
+		c, err := Format.Open(hdr, msi.ReadOptions{Scale: 1}) // the values as stored
 		if err != nil {
 			t.Fatalf("%s: %v", hdr, err)
 		}
@@ -326,11 +326,6 @@ func TestReadENVIErrors(t *testing.T) {
 	}{
 		{name: "short data", dataType: 4, data: make([]byte, 47), want: []string{"47 bytes", "48"}, culprit: "x.img"},
 		{name: "long data", dataType: 2, data: make([]byte, 25), want: []string{"25 bytes", "24"}, culprit: "x.img"},
-		{name: "NaN float32", dataType: 4, data: func() []byte {
-			b := make([]byte, 48)
-			binary.LittleEndian.PutUint32(b[4*(6+3+2):], math.Float32bits(float32(math.NaN())))
-			return b
-		}(), want: []string{"NaN", "band 1, line 1, sample 2"}, culprit: "x.img"},
 		{name: "Inf float64", dataType: 5, data: func() []byte {
 			b := make([]byte, 96)
 			binary.LittleEndian.PutUint64(b[8*1:], math.Float64bits(math.Inf(-1)))
@@ -381,13 +376,13 @@ func TestENVIOverwriteAndFailure(t *testing.T) {
 		t.Fatalf("got %v, want an 'already exists' error naming %s", err, hdr)
 	}
 
-	// A write that fails part-way (NaN in the last band) leaves the old
-	// cube and no temporary files.
+	// A write that fails part-way (an infinite value in the last band)
+	// leaves the old cube and no temporary files.
 	bad := second.Clone()
-	bad.Set(2, 3, 4, math.NaN())
+	bad.Set(2, 3, 4, math.Inf(1))
 	err := write(hdr, bad, msi.WriteOptions{Force: true})
 	if err == nil || !strings.Contains(err.Error(), "n.img") || !strings.Contains(err.Error(), "band 4, line 2, sample 3") {
-		t.Fatalf("got %v, want an error naming n.img and the NaN's position", err)
+		t.Fatalf("got %v, want an error naming n.img and the infinite value's position", err)
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"n.hdr", "n.img"}) {
 		t.Fatalf("folder holds %v after a failed write", names)
@@ -452,22 +447,28 @@ func BenchmarkWriteENVI(b *testing.B) {
 	}
 }
 
-// TestOpenScale checks that the automatic scale leaves ENVI input as it
-// was, whatever its type, and that an explicit scale is applied.
+// TestOpenScale checks the automatic scale of every data type (the rule
+// of msi.AutoScale: uint8 as it is, the 16-bit values of synthENVI as
+// counts, the small floats and int16 as they are), and that a given scale
+// replaces it.
 func TestOpenScale(t *testing.T) {
 	dir := t.TempDir()
 	for _, dt := range []int{enviUint8, enviUint16, enviInt16, enviFloat32, enviFloat64} {
 		hdr := synthENVI(t, dir, dt, "bsq", false, 0, 3, 2, 2)
-		want, err := read(hdr, 0, 0)
+		stored, err := read(hdr, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		scale, _ := msi.AutoScale(dt == enviFloat32 || dt == enviFloat64, msi.Largest(stored.Data))
 		got, err := Format.Open(hdr, msi.ReadOptions{})
-		if err != nil || got.Stored.Scale != 1 || got.Stored.Format != "envi" || !slices.Equal(got.Data, want.Data) {
-			t.Fatalf("data type %d: stored %+v, err %v, values changed: %v", dt, got.Stored, err, !slices.Equal(got.Data, want.Data))
+		if err != nil || got.Stored.Scale != scale || got.Stored.ScaleGiven || got.Stored.Format != "envi" || got.Data[1] != scale*stored.Data[1] {
+			t.Fatalf("data type %d: stored %+v, err %v, want scale %v", dt, got.Stored, err, scale)
+		}
+		if dt == enviUint16 && scale != 255.0/16383 {
+			t.Errorf("uint16 counts up to %v: scale %v, want 14-bit", msi.Largest(stored.Data), scale)
 		}
 		got, err = Format.Open(hdr, msi.ReadOptions{Scale: 2})
-		if err != nil || got.Stored.Scale != 2 || got.Data[1] != 2*want.Data[1] {
+		if err != nil || got.Stored.Scale != 2 || !got.Stored.ScaleGiven || got.Data[1] != 2*stored.Data[1] {
 			t.Fatalf("data type %d, scale 2: %+v, %v", dt, got.Stored, err)
 		}
 	}

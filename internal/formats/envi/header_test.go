@@ -1,6 +1,7 @@
 package envi
 
 import (
+	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
@@ -126,20 +127,36 @@ func TestMetadataWithoutFields(t *testing.T) {
 		t.Errorf("read back %+v", back.Metadata)
 	}
 
-	// The data ignore value is on the stored scale: read with a scale, the
-	// no-data value is scaled as the values are.
+	// The data ignore value is as stored, whatever the scale of reading:
+	// the voxels that hold it are missing (NaN), and a missing voxel is
+	// written as it, exactly, in any units.
+	c.Data[4] = math.NaN()
+	if err := write(out, c, msi.WriteOptions{Force: true, Scale: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "m.img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := math.Float32frombits(binary.LittleEndian.Uint32(raw[16:])); v != -9999.5 {
+		t.Errorf("the missing voxel is stored as %v, want the data ignore value", v)
+	}
 	scaled, err := Format.Open(out, msi.ReadOptions{Scale: 2})
-	if err != nil || scaled.NoData != 2*c.NoData || scaled.Stored.Scale != 2 {
-		t.Errorf("scale 2: no-data %v, stored %+v, %v", scaled.NoData, scaled.Stored, err)
+	if err != nil || scaled.NoData != c.NoData || scaled.Stored.Scale != 2 || !math.IsNaN(scaled.Data[4]) || scaled.Missing() != 1 {
+		t.Errorf("scale 2: no-data %v, stored %+v, voxel %v, %v", scaled.NoData, scaled.Stored, scaled.Data[4], err)
 	}
 	r, err := Format.(msi.WindowOpener).OpenWindow(out, msi.ReadOptions{Scale: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if m, err := r.Metadata(); err != nil || m.NoData != 2*c.NoData || !slices.Equal(m.FWHM, c.FWHM) {
+	if m, err := r.Metadata(); err != nil || m.NoData != c.NoData || !slices.Equal(m.FWHM, c.FWHM) {
 		t.Errorf("window reader's metadata %+v, %v", m, err)
 	}
+	if lines, err := r.ReadLines(0, 2); err != nil || !math.IsNaN(lines.Data[4]) {
+		t.Errorf("window: %v, %v", lines, err)
+	}
+	c.Data[4] = 0
 
 	// A verbatim unit other than nanometres holds the values written.
 	c.Fields = []msi.Field{field("wavelength units", "Micrometers")}

@@ -1,6 +1,7 @@
 package envi
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -16,29 +17,30 @@ import (
 // band-sequential (BSQ) files, one read for band-interleaved (BIL, BIP)
 // files.
 //
-// Values are decoded as read decodes the whole cube, so that a block
-// equals the same lines of Open's cube.
+// Values are decoded and scaled as read does for the whole cube, so that
+// a block equals the same lines of Open's cube; an automatic scale that
+// needs the largest value is found by one pass over the file (Prepare).
 type reader struct {
 	h        *enviHeader
 	dataPath string
 	f        *os.File
-	scale    float64
-	raw      []byte // the bytes of the last block, reused
+	units    readUnits // scale 0 until Prepare has found it
+	raw      []byte    // the bytes of the last block, reused
 }
 
+// passBytes bounds the bytes of a block read by Prepare's pass.
+const passBytes = 1 << 20
+
 // openWindow opens the ENVI cube whose header or data file is path for
-// reading by blocks of lines, the values multiplied by scale (0 means 1)
-// as Open does. The header is parsed and the data file's size checked as
-// Open does.
+// reading by blocks of lines, the values scaled as Open scales them (scale
+// 0: the header's or the automatic scale). The header is parsed and the
+// data file's size checked as Open does.
 func openWindow(path string, scale float64) (*reader, error) {
 	if err := msi.CheckScale(scale); err != nil {
 		return nil, err
 	}
 	if err := msi.Exists(path); err != nil {
 		return nil, err
-	}
-	if scale == 0 {
-		scale = 1
 	}
 	h, dataPath, err := loadENVIHeader(path)
 	if err != nil {
@@ -48,7 +50,7 @@ func openWindow(path string, scale float64) (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &reader{h: h, dataPath: dataPath, f: f, scale: scale}, nil
+	return &reader{h: h, dataPath: dataPath, f: f, units: h.units(scale)}, nil
 }
 
 // Size returns the cube's height (lines), width (samples) and band count.
@@ -56,13 +58,57 @@ func (r *reader) Size() (height, width, bands int) {
 	return r.h.lines, r.h.samples, r.h.bands
 }
 
+// Prepare finds the automatic scale, when it needs the largest value, in
+// one pass over the file by blocks of lines, checking ctx before each.
+func (r *reader) Prepare(ctx context.Context) error {
+	if r.units.scale != 0 {
+		return nil
+	}
+	lineBytes := r.h.samples * r.h.bands * enviBytes(r.h.dataType)
+	step := max(1, passBytes/lineBytes)
+	largest := math.Inf(-1)
+	for y0 := 0; y0 < r.h.lines; y0 += step {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := r.physical(y0, min(step, r.h.lines-y0))
+		if err != nil {
+			return err
+		}
+		largest = max(largest, msi.Largest(c.Data))
+	}
+	r.units.scale, r.units.text = r.h.autoScale(largest)
+	return nil
+}
+
 // Metadata returns the cube's metadata as Open sets it.
-func (r *reader) Metadata() (msi.Metadata, error) { return r.h.metadata(r.scale), nil }
+func (r *reader) Metadata() (msi.Metadata, error) {
+	if err := r.Prepare(context.Background()); err != nil {
+		return msi.Metadata{}, err
+	}
+	return r.h.metadata(r.units), nil
+}
 
 // ReadLines returns lines y0 .. y0+n−1 of the cube, every sample and band,
-// as an n×W×B cube with the file's wavelengths. A line range outside the
-// cube is an error, as is a NaN or infinite value.
+// as an n×W×B cube on the working scale with the file's wavelengths,
+// missing voxels NaN. A line range outside the cube is an error, as is an
+// infinite value.
 func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
+	if err := r.Prepare(context.Background()); err != nil {
+		return nil, err
+	}
+	c, err := r.physical(y0, n)
+	if err != nil {
+		return nil, err
+	}
+	scaleValues(c.Data, r.units.scale)
+	c.Wavelengths = r.h.meta.Wavelengths
+	return c, nil
+}
+
+// physical returns lines y0 .. y0+n−1 of the cube as physical values
+// (decodeENVI), not scaled.
+func (r *reader) physical(y0, n int) (*msi.Cube, error) {
 	h := r.h
 	if n < 1 || y0 < 0 || y0 > h.lines-n {
 		return nil, fmt.Errorf("%s: lines [%d, %d) are outside the cube's %d lines", r.dataPath, y0, y0+n, h.lines)
@@ -96,8 +142,6 @@ func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
 	if err := decodeENVI(c, raw, h, y0); err != nil {
 		return nil, fmt.Errorf("%s: %v", r.dataPath, err)
 	}
-	scaleValues(c.Data, r.scale)
-	c.Wavelengths = h.meta.Wavelengths
 	return c, nil
 }
 
@@ -116,6 +160,8 @@ func (r *reader) Close() error { return r.f.Close() }
 type writer struct {
 	height, width, bands int
 	meta                 msi.Metadata
+	units                storedUnits
+	largest              float64 // of the working values written, missing aside
 	hdr, img             *atomicfile.File
 	lines                *msi.Lines
 	buf                  []byte
@@ -125,14 +171,21 @@ type writer struct {
 
 // create starts the ENVI float32 cube at path (its .hdr or .img
 // extension, if any, replaced as write does) for a height×width×bands cube
-// whose header carries meta (see headerText). An existing output is an
-// *atomicfile.ExistsError unless opts.Force is set; once opts.Context is
-// cancelled, WriteLines returns its error.
+// whose header carries meta, stored in the units of opts (see headerText).
+// An existing output is an *atomicfile.ExistsError unless opts.Force is
+// set; once opts.Context is cancelled, WriteLines returns its error.
 func create(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (*writer, error) {
 	if height < 1 || width < 1 || bands < 1 {
 		return nil, fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
 	}
 	if err := meta.CheckFor(bands); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if err := msi.CheckScale(opts.Scale); err != nil {
+		return nil, err
+	}
+	units, err := unitsOf(opts, bands)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	hdrPath, imgPath := outputPaths(path)
@@ -145,15 +198,16 @@ func create(path string, height, width, bands int, meta msi.Metadata, opts msi.W
 		hdr.Abort()
 		return nil, err
 	}
-	return &writer{height: height, width: width, bands: bands, meta: meta, hdr: hdr, img: img, lines: msi.NewLines(height),
+	return &writer{height: height, width: width, bands: bands, meta: meta, units: units, largest: math.Inf(-1), hdr: hdr, img: img, lines: msi.NewLines(height),
 		hdrPath: hdrPath, path: imgPath, opts: opts}, nil
 }
 
 // WriteLines writes the lines of c as lines y0 .. y0+c.Height−1 of the
-// output. c must have the output's width and band count; each line may be
-// written once. A value that is NaN or does not fit in a float32 is an
-// error, as in write; so is the cancellation of the writer's context,
-// checked before every band.
+// output, in the writer's units, missing (NaN) voxels as the no-data
+// value (NaN without one). c must have the output's width and band count;
+// each line may be written once. A value that does not fit in a float32
+// is an error, as in write; so is the cancellation of the writer's
+// context, checked before every band.
 func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
 	if c.Width != w.width || c.Bands != w.bands || len(c.Data) != c.Height*c.Width*c.Bands {
 		return fmt.Errorf("%s: a block of %s for a %d×%d×%d cube", w.path, c.Size(), w.height, w.width, w.bands)
@@ -171,8 +225,11 @@ func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
 			return err
 		}
 		for i, v := range c.Band(b) {
-			f := float32(v)
-			if math.IsNaN(v) || math.IsInf(float64(f), 0) {
+			if v > w.largest { // NaN is not
+				w.largest = v
+			}
+			f := float32(w.stored(v, b))
+			if math.IsInf(float64(f), 0) {
 				return fmt.Errorf("%s: value %v at band %d, line %d, sample %d (from 0) cannot be stored as float32",
 					w.path, v, b, y0+i/c.Width, i%c.Width)
 			}
@@ -187,6 +244,22 @@ func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
 	return nil
 }
 
+// stored returns the value stored for working value v of band b: the
+// no-data value (or NaN) for a missing voxel, else v in the writer's
+// units.
+func (w *writer) stored(v float64, b int) float64 {
+	u := w.units
+	switch {
+	case math.IsNaN(v) && w.meta.HasNoData:
+		return w.meta.NoData
+	case u.onWorkingScale():
+		return v
+	case u.gains == nil:
+		return v / u.scale
+	}
+	return (v/u.scale - u.offsets[b]) / u.gains[b]
+}
+
 // SetProcessing sets the history the header records (Metadata.Processing).
 func (w *writer) SetProcessing(s string) { w.meta.Processing = s }
 
@@ -198,7 +271,9 @@ func (w *writer) Commit() error {
 		w.Abort()
 		return fmt.Errorf("%s: %v", w.path, err)
 	}
-	if _, err := w.hdr.WriteString(headerText(w.height, w.width, w.bands, &w.meta)); err != nil {
+	u := w.units
+	u.dark = u.scale == 1 && !(w.largest > 2)
+	if _, err := w.hdr.WriteString(headerText(w.height, w.width, w.bands, &w.meta, u)); err != nil {
 		w.Abort()
 		return fmt.Errorf("%s: %v", w.hdrPath, err)
 	}

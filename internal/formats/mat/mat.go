@@ -58,8 +58,8 @@ var Format msi.Format = format{}
 type format struct{}
 
 func (format) Info() msi.Info {
-	return msi.Info{Name: name, Label: ".mat", Path: "a .mat[:VAR]", Takes: msi.TakesAxes | msi.TakesScale | msi.TakesDType,
-		Carries: msi.CarriesWavelengths}
+	return msi.Info{Name: name, Label: ".mat", Path: "a .mat[:VAR]", Takes: msi.TakesAxes | msi.TakesDType,
+		Carries: msi.CarriesWavelengths | msi.CarriesMissing}
 }
 
 // Recognize reports whether path names a .mat file, with or without a
@@ -110,7 +110,8 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: array.ApplyScale(c, dtype, opts.Scale)}
+	scale, units := array.ApplyScale(c, dtype, opts.Scale)
+	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, Units: units}
 	c.Fields = []msi.Field{{Format: name, Key: variableKey, Value: v}}
 	return c, nil
 }
@@ -127,14 +128,11 @@ func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteI
 	if err := msi.CheckScale(opts.Scale); err != nil {
 		return msi.WriteInfo{}, err
 	}
-	scale := opts.Scale
-	if scale == 0 {
-		scale = 1
-	}
 	t, err := array.TypeNamed(opts.DType)
 	if err != nil {
 		return msi.WriteInfo{}, err
 	}
+	scale := opts.UnrecordedScale(t.Float)
 	file, variable := splitPath(path)
 	if variable == "" {
 		for _, f := range c.FieldsOf(name) {
@@ -341,7 +339,7 @@ func write(file, variable string, c *msi.Cube, axes string, t array.Type, scale 
 		return 0, fmt.Errorf("%s: the cube cannot be called %q: that name holds its wavelengths", file, variable)
 	}
 	dims := array.Dims(axes, c.Height, c.Width, c.Bands)
-	raw, clipped, err := array.Encode(c, array.NewLayout(dims, axes, true), t, scale, 0)
+	raw, clipped, err := array.Encode(c, array.NewLayout(dims, axes, true), t, scale, 0, c.NoData, c.HasNoData)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %v", file, err)
 	}

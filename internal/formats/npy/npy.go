@@ -9,8 +9,10 @@
 // whole or a window of lines at a time.
 //
 // Values are multiplied by a scale on reading, given or chosen by
-// array.AutoScale from the element type and the largest value, and divided
-// by it on writing. A .npy file carries no metadata.
+// msi.AutoScale from the element type and the largest value, and divided
+// on writing by the scale msi.WriteOptions.UnrecordedScale gives (a .npy
+// file cannot record one). NaN marks a missing voxel. A .npy file carries
+// no metadata.
 //
 // C order (fortran_order False, NumPy's default) means the last dimension
 // varies fastest; Fortran order the first. The axes name the dimensions of
@@ -20,6 +22,7 @@ package npy
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -41,7 +44,7 @@ var Format msi.Format = format{}
 type format struct{}
 
 func (format) Info() msi.Info {
-	return msi.Info{Name: name, Label: ".npy", Path: "a .npy", Takes: msi.TakesAxes | msi.TakesScale | msi.TakesDType}
+	return msi.Info{Name: name, Label: ".npy", Path: "a .npy", Takes: msi.TakesAxes | msi.TakesDType, Carries: msi.CarriesMissing}
 }
 
 // Recognize reports whether path ends in .npy, in any case.
@@ -70,7 +73,8 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: array.ApplyScale(c, dtype, opts.Scale)}
+	scale, units := array.ApplyScale(c, dtype, opts.Scale)
+	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, Units: units}
 	return c, nil
 }
 
@@ -108,9 +112,10 @@ func readChecks(path string, opts msi.ReadOptions) (string, error) {
 	return axes, msi.Exists(path)
 }
 
-// Write writes c divided by opts.Scale (0 means 1) to path as a .npy
-// array of element type opts.DType (float32 by default), little-endian, C
-// order, with the dimensions in the order opts.Axes.
+// Write writes c divided by opts.UnrecordedScale to path as a .npy array
+// of element type opts.DType (float32 by default), little-endian, C
+// order, with the dimensions in the order opts.Axes. Missing voxels are
+// NaN, or c's no-data value in an integer type (see array.Encode).
 func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
 	if err := c.Check(); err != nil {
 		return msi.WriteInfo{}, fmt.Errorf("%s: %v", path, err)
@@ -124,7 +129,7 @@ func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteI
 }
 
 // writeChecks checks the array options of opts and returns the axes, the
-// element type and the scale (0 made 1).
+// element type and the scale to divide by (opts.UnrecordedScale).
 func writeChecks(opts msi.WriteOptions) (string, array.Type, float64, error) {
 	axes, err := array.ParseAxes(opts.Axes)
 	if err != nil {
@@ -133,12 +138,8 @@ func writeChecks(opts msi.WriteOptions) (string, array.Type, float64, error) {
 	if err := msi.CheckScale(opts.Scale); err != nil {
 		return "", array.Type{}, 0, err
 	}
-	scale := opts.Scale
-	if scale == 0 {
-		scale = 1
-	}
 	t, err := array.TypeNamed(opts.DType)
-	return axes, t, scale, err
+	return axes, t, opts.UnrecordedScale(t.Float), err
 }
 
 // arrayHeader reads and checks the header at the start of r, a .npy file
@@ -225,7 +226,7 @@ func headerFor(t array.Type, dims [3]int) header {
 // range.
 func write(path string, c *msi.Cube, axes string, t array.Type, scale float64, opts msi.WriteOptions) (int, error) {
 	dims := array.Dims(axes, c.Height, c.Width, c.Bands)
-	raw, clipped, err := array.Encode(c, array.NewLayout(dims, axes, false), t, scale, 0)
+	raw, clipped, err := array.Encode(c, array.NewLayout(dims, axes, false), t, scale, 0, c.NoData, c.HasNoData)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %v", path, err)
 	}
@@ -347,7 +348,7 @@ func (format) OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, e
 		f.Close()
 		return nil, err
 	}
-	return &reader{path: path, f: f, h: h, t: t, axes: axes, dims: [3]int(h.Shape), scale: opts.Scale,
+	return &reader{path: path, f: f, h: h, t: t, axes: axes, dims: [3]int(h.Shape), scale: opts.Scale, given: opts.Scale != 0, units: msi.GivenScale(opts.Scale),
 		value: array.Decoder(byte(h.Kind), h.Size, h.Order())}, nil
 }
 
@@ -365,6 +366,8 @@ type reader struct {
 	dims  [3]int
 	value array.DecodeFunc
 	scale float64 // 0 until the automatic scale is found
+	given bool    // the scale was given (ReadOptions.Scale)
+	units string  // how scale was found (msi.Storage.Units)
 	raw   []byte  // the bytes of the last window, reused
 }
 
@@ -377,19 +380,20 @@ func (r *reader) Size() (height, width, bands int) {
 // Metadata returns the cube's Storage (a .npy file has no other
 // metadata), finding the automatic scale if it is not known yet.
 func (r *reader) Metadata() (msi.Metadata, error) {
-	if err := r.findScale(); err != nil {
+	if err := r.Prepare(context.Background()); err != nil {
 		return msi.Metadata{}, err
 	}
-	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale}}, nil
+	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, Units: r.units}}, nil
 }
 
 // passBytes is the size of the reads of findScale's pass.
 const passBytes = 1 << 20
 
-// findScale sets r.scale to array.AutoScale's factor for the array's
-// largest value, read in one pass over the file, unless it is set. A NaN
-// or infinite value is an error naming its place, as Open's.
-func (r *reader) findScale() error {
+// Prepare sets r.scale to msi.AutoScale's factor for the array's element
+// type and largest value (NaN, missing, aside), read in one pass over the
+// file, unless it is set; a cancelled ctx stops the pass with its error.
+// An infinite value is an error naming its place, as Open's.
+func (r *reader) Prepare(ctx context.Context) error {
 	if r.scale != 0 {
 		return nil
 	}
@@ -398,6 +402,9 @@ func (r *reader) findScale() error {
 	buf := make([]byte, passBytes/size*size)
 	largest := math.Inf(-1)
 	for i := 0; i < n; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		k := min(n-i, len(buf)/size)
 		chunk := buf[:k*size]
 		if _, err := r.f.ReadAt(chunk, int64(r.h.DataOffset)+int64(i)*int64(size)); err != nil {
@@ -405,15 +412,17 @@ func (r *reader) findScale() error {
 		}
 		for j := range k {
 			v := r.value(chunk[j*size:])
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if math.IsInf(v, 0) {
 				y, x, b := r.place(i + j)
-				return fmt.Errorf("%s: value %v at band %d, line %d, sample %d (from 0): NaN and infinite values are not supported", r.path, v, b, y, x)
+				return fmt.Errorf("%s: value %v at band %d, line %d, sample %d (from 0): infinite values are not supported (NaN marks a missing value)", r.path, v, b, y, x)
 			}
-			largest = math.Max(largest, v)
+			if v > largest {
+				largest = v
+			}
 		}
 		i += k
 	}
-	r.scale = array.AutoScale(r.t.Name, largest)
+	r.scale, r.units = msi.AutoScale(r.t.Float, largest)
 	return nil
 }
 
@@ -448,7 +457,7 @@ func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
 	if n < 1 || y0 < 0 || y0 > height-n {
 		return nil, fmt.Errorf("%s: lines [%d, %d) are outside the cube's %d lines", r.path, y0, y0+n, height)
 	}
-	if err := r.findScale(); err != nil {
+	if err := r.Prepare(context.Background()); err != nil {
 		return nil, err
 	}
 	starts, length := lineRuns(r.dims, r.axes, r.h.Fortran, y0, n)
@@ -499,7 +508,7 @@ func (format) CreateWindow(path string, height, width, bands int, meta msi.Metad
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return &writer{path: path, f: f, dims: dims, axes: axes, t: t, scale: scale, width: width, bands: bands,
-		offset: int64(offset), lines: msi.NewLines(height), opts: opts}, nil
+		offset: int64(offset), lines: msi.NewLines(height), opts: opts, noData: meta.NoData, hasNoData: meta.HasNoData}, nil
 }
 
 // writer writes a .npy array a window of lines at a time
@@ -517,6 +526,10 @@ type writer struct {
 	offset       int64 // of the values
 	lines        *msi.Lines
 	opts         msi.WriteOptions // its Err stops WriteLines
+	// noData is the value of missing voxels in an integer type, when
+	// hasNoData (see array.Encode).
+	noData    float64
+	hasNoData bool
 }
 
 // WriteLines writes the lines of c as lines y0 .. y0+c.Height−1, unless
@@ -532,7 +545,7 @@ func (w *writer) WriteLines(c *msi.Cube, y0 int) error {
 		return fmt.Errorf("%s: %v", w.path, err)
 	}
 	l := array.NewLayout(windowDims(w.dims, w.axes, c.Height), w.axes, false)
-	raw, _, err := array.Encode(c, l, w.t, w.scale, y0)
+	raw, _, err := array.Encode(c, l, w.t, w.scale, y0, w.noData, w.hasNoData)
 	if err != nil {
 		return fmt.Errorf("%s: %v", w.path, err)
 	}

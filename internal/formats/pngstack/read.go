@@ -4,10 +4,13 @@
 // (ReadGrayPNG) for the commands that learn from images.
 //
 // Levels: 16-bit samples are scaled by 255/65535 to the working [0, 255]
-// scale, 8-bit samples taken as they are; written bands are 16-bit,
-// clipped to [0, 255] and scaled by 65535/255. A stack has a fixed layout
-// and scale (it takes no ReadOptions) and carries no metadata: a stack of
-// the 31 CAVE bands is given their wavelengths, 400 to 700 nm.
+// scale, 8-bit samples taken as they are, unless a scale is given
+// (ReadOptions.Scale: working = sample × scale); written bands are 16-bit,
+// clipped to [0, 255] and scaled by 65535/255, missing (NaN) voxels 0. A
+// stack's values are image intensities: its units, for outputs made from
+// it, are the [0, 255] scale (Storage.Scale 1). A stack has a fixed layout
+// and carries no metadata: a stack of the 31 CAVE bands is given their
+// wavelengths, 400 to 700 nm.
 package pngstack
 
 import (
@@ -51,7 +54,8 @@ func (format) Recognize(path string) bool { return strings.EqualFold(filepath.Ex
 func (format) Outputs(path string) []string { return []string{path} }
 
 // Open reads the stack in the folder path (see Read), unless it needs
-// more than opts.Budget.
+// more than opts.Budget, with opts.Scale, if given, as the factor from
+// every band's samples (8- or 16-bit) to the working scale.
 func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err := msi.Exists(path); err != nil {
 		return nil, err
@@ -59,12 +63,43 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if fi, err := os.Stat(path); err == nil && !fi.IsDir() && Format.Recognize(path) {
 		return nil, fmt.Errorf("%s: a single PNG is not a cube: give the folder of band PNGs (<scene>_NN.png)", path)
 	}
-	c, _, err := read(path, opts.Budget)
+	c, _, deep, err := read(path, opts.Budget)
 	if err != nil {
 		return nil, err
 	}
-	c.Stored = msi.Storage{Format: name, Scale: 1}
+	c.Stored = msi.Storage{Format: name, Scale: 1, Units: depthUnits(deep)}
+	if opts.Scale != 0 {
+		// The bands are on the working scale by their depth: a 16-bit
+		// sample s is s·255/65535, an 8-bit one as it is.
+		for b, d := range deep {
+			f := opts.Scale
+			if d {
+				f *= 65535.0 / 255
+			}
+			for i := range c.Band(b) {
+				c.Band(b)[i] *= f
+			}
+		}
+		c.Stored.Scale, c.Stored.ScaleGiven, c.Stored.Units = opts.Scale, true, msi.GivenScale(opts.Scale)
+	}
 	return c, nil
+}
+
+// depthUnits says how bands of these depths (true: 16-bit) are scaled.
+func depthUnits(deep []bool) string {
+	n := 0
+	for _, d := range deep {
+		if d {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return "8-bit samples ×1"
+	case len(deep):
+		return "16-bit samples ×255/65535"
+	}
+	return "8-bit samples ×1, 16-bit ones ×255/65535"
 }
 
 // Write writes c as a stack in the folder path, its files named after the
@@ -111,18 +146,22 @@ type bandFile struct {
 //
 // The bands are decoded in parallel by up to runtime.GOMAXPROCS(0)
 // goroutines. Every error names the folder or file at fault.
-func Read(dir string) (*msi.Cube, string, error) { return read(dir, 0) }
+func Read(dir string) (*msi.Cube, string, error) {
+	c, scene, _, err := read(dir, 0)
+	return c, scene, err
+}
 
 // read is Read refusing a stack that needs more than budget bytes
-// (msi.CheckFits; 0: no limit), known from the first band's header.
-func read(dir string, budget int64) (*msi.Cube, string, error) {
+// (msi.CheckFits; 0: no limit), known from the first band's header. It
+// also returns which bands have 16-bit samples.
+func read(dir string, budget int64) (*msi.Cube, string, []bool, error) {
 	files, err := findBands(dir)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	c, err := decodeBands(dir, files, budget)
+	c, deep, err := decodeBands(dir, files, budget)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if len(files) == caveBands && files[0].number == 1 {
 		c.Wavelengths = make([]float64, caveBands)
@@ -130,7 +169,7 @@ func read(dir string, budget int64) (*msi.Cube, string, error) {
 			c.Wavelengths[b] = float64(400 + 10*b)
 		}
 	}
-	return c, files[0].scene, nil
+	return c, files[0].scene, deep, nil
 }
 
 // parseBandName splits a file name of the form <scene>_NN.png (extension in
@@ -319,22 +358,24 @@ var stackLevels = GrayOptions{White: 255}
 // not hold; its size is the one every other band must have. A stack in
 // folder dir that needs more than budget bytes (msi.CheckFits; 0: no
 // limit) is refused before any band is decoded.
-func decodeBands(dir string, files []bandFile, budget int64) (*msi.Cube, error) {
+func decodeBands(dir string, files []bandFile, budget int64) (*msi.Cube, []bool, error) {
 	var tooLarge error
 	img, err := decodePNG(files[0].path, func(hd pngHeader) error {
 		tooLarge = msi.CheckFits(dir, hd.height, hd.width, len(files), 0, budget)
 		return tooLarge
 	})
 	if tooLarge != nil {
-		return nil, tooLarge // about the stack, not the file
+		return nil, nil, tooLarge // about the stack, not the file
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := img.Bounds().Size()
 	c := msi.NewCube(size.Y, size.X, len(files))
+	deep := make([]bool, len(files))
+	deep[0] = sixteenBit(img)
 	if err := grayValues(img, c.Band(0), stackLevels); err != nil {
-		return nil, fmt.Errorf("%s: %v", files[0].path, err)
+		return nil, nil, fmt.Errorf("%s: %v", files[0].path, err)
 	}
 	// Every failing band records its error, and the lowest-numbered one is
 	// reported, so the message does not depend on which goroutine ran first.
@@ -349,6 +390,7 @@ func decodeBands(dir string, files []bandFile, budget int64) (*msi.Cube, error) 
 			return nil
 		})
 		if err == nil {
+			deep[b] = sixteenBit(img)
 			if err = grayValues(img, c.Band(b), stackLevels); err != nil {
 				err = fmt.Errorf("%s: %v", files[b].path, err)
 			}
@@ -358,10 +400,19 @@ func decodeBands(dir string, files []bandFile, budget int64) (*msi.Cube, error) 
 	})
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return c, nil
+	return c, deep, nil
+}
+
+// sixteenBit reports whether img has 16-bit samples.
+func sixteenBit(img image.Image) bool {
+	switch img.(type) {
+	case *image.Gray16, *image.NRGBA64, *image.RGBA64:
+		return true
+	}
+	return false
 }
 
 // decodePNG reads and decodes the PNG file at path. check, if not nil,

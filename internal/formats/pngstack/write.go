@@ -23,7 +23,8 @@ import (
 // grayscale PNG per band, named <scene>_NN.png with NN = 01, 02, ... (more
 // digits when there are over 99 bands) and scene or, when that is empty,
 // the base name of dir. Values are clipped to [0, 255], scaled by
-// 65535/255 and rounded; it returns the number of clipped voxels. A NaN or
+// 65535/255 and rounded; it returns the number of clipped voxels. A
+// missing (NaN) voxel is written as 0: a PNG has no mark for it. An
 // infinite value is an error. No metadata is stored.
 //
 // The bands are written in parallel into a temporary folder beside dir
@@ -132,13 +133,15 @@ func writeBands(dir, tmp, scene string, c *msi.Cube, opts msi.WriteOptions) (int
 }
 
 // quantise stores band b of c in img as 16-bit values: clipped to
-// [0, 255], times 65535/255, rounded. It returns how many values were
-// clipped, and an error for a value that is not finite.
+// [0, 255], times 65535/255, rounded, missing (NaN) values 0. It returns
+// how many values were clipped, and an error for an infinite value.
 func quantise(img *image.Gray16, c *msi.Cube, b int) (int, error) {
 	clipped := 0
 	for i, v := range c.Band(b) {
 		switch {
-		case math.IsNaN(v) || math.IsInf(v, 0):
+		case math.IsNaN(v):
+			v = 0
+		case math.IsInf(v, 0):
 			return 0, fmt.Errorf("band %d, line %d, sample %d (from 0): value %v cannot be stored", b, i/c.Width, i%c.Width, v)
 		case v < 0:
 			v = 0

@@ -161,12 +161,12 @@ func TestPNGStackOverwrite(t *testing.T) {
 func TestPNGStackNoPartialOutput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	bad := randomCube(rng, 6, 7, 8, 0, 255)
-	bad.Set(5, 2, 7, math.NaN())
+	bad.Set(5, 2, 7, math.Inf(-1))
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
 	_, err := writeStack(dir, bad, "", msi.WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "band 7, line 5, sample 2") {
-		t.Fatalf("got %v, want an error naming %s and the NaN's position", err, dir)
+		t.Fatalf("got %v, want an error naming %s and the infinite value's position", err, dir)
 	}
 	if names := dirNames(t, parent); len(names) != 0 {
 		t.Fatalf("failed write left %v behind", names)
@@ -181,7 +181,7 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := writeStack(dir, bad, "", msi.WriteOptions{Force: true}); err == nil {
-		t.Fatal("forced write of a NaN cube succeeded")
+		t.Fatal("forced write of a cube with an infinite value succeeded")
 	}
 	after, _, err := Read(dir)
 	if err != nil {
@@ -241,5 +241,21 @@ func BenchmarkWriteStack(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// TestPNGStackMissing checks that a missing (NaN) voxel, which a PNG
+// cannot mark, is written as 0 and not counted as clipped.
+func TestPNGStackMissing(t *testing.T) {
+	c := msi.NewCube(2, 2, 1)
+	copy(c.Data, []float64{10, math.NaN(), 300, 20})
+	dir := filepath.Join(t.TempDir(), "m")
+	clipped, err := writeStack(dir, c, "", msi.WriteOptions{})
+	if err != nil || clipped != 1 {
+		t.Fatalf("clipped %d, %v; want the one value over 255", clipped, err)
+	}
+	back, _, err := Read(dir)
+	if err != nil || back.Data[1] != 0 || back.Data[2] != 255 {
+		t.Fatalf("read back %v, %v", back.Data, err)
 	}
 }

@@ -59,10 +59,12 @@ func (c *Criteria) Validate() error {
 // pass anything.
 func (c *Criteria) Check(input string, s Scores) ([]string, error) {
 	var why []string
-	if !(s.PSNR >= c.MinPSNR) {
+	// A NaN score (no voxel or window left to score: every one missing)
+	// fails a floor, but not the absence of one.
+	if c.MinPSNR != NoFloor && !(s.PSNR >= c.MinPSNR) {
 		why = append(why, fmt.Sprintf("PSNR %.4f dB is below the floor %g dB", s.PSNR, c.MinPSNR))
 	}
-	if !(s.SSIM >= c.MinSSIM) {
+	if c.MinSSIM != NoFloor && !(s.SSIM >= c.MinSSIM) {
 		why = append(why, fmt.Sprintf("SSIM %.4f is below the floor %g", s.SSIM, c.MinSSIM))
 	}
 	if c.Baseline != nil {

@@ -22,6 +22,7 @@ func TestCheck(t *testing.T) {
 		{"PSNR floor", Criteria{MinPSNR: 40.5, MinSSIM: NoFloor}, "x", Scores{40.4, 1}, []string{"PSNR 40.4000 dB is below the floor 40.5 dB"}},
 		{"both floors", Criteria{MinPSNR: 41, MinSSIM: 0.96}, "x", Scores{40, 0.95}, []string{"PSNR", "SSIM 0.9500 is below the floor 0.96"}},
 		{"NaN fails a floor", Criteria{MinPSNR: 0, MinSSIM: NoFloor}, "x", Scores{math.NaN(), 1}, []string{"PSNR NaN"}},
+		{"NaN without a floor", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor}, "x", Scores{math.NaN(), math.NaN()}, nil},
 		{"exact input", Criteria{MinPSNR: 99, MinSSIM: 1, Baseline: base}, "exact", Scores{math.Inf(1), 1}, nil},
 		{"drop within", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base, MaxDrop: 0.1}, "a.hdr", Scores{39.9, 0.9}, nil},
 		{"drop beyond", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base, MaxDrop: 0.1}, "a.hdr", Scores{39.8, 0.9}, []string{"0.2000 dB below the baseline's 40.0000 dB (at most 0.1 allowed)"}},

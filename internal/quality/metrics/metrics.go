@@ -2,7 +2,11 @@
 // with the four figures of the Table 2 protocol: PSNR, SSIM, SAM and ERGAS.
 //
 // All cubes are on the [0, 255] scale (see package msi), band-sequential:
-// voxel (y, x, b) is Data[(b*Height+y)*Width+x].
+// voxel (y, x, b) is Data[(b*Height+y)*Width+x]. A voxel missing (NaN: no
+// data) in the reference or the input is left out of every figure: of its
+// band's MSE and mean, of every SSIM window that holds it, and its pixel
+// of the SAM; a band with no voxel left has NaN figures, which the means
+// over bands leave out.
 //
 // Definitions (the reference values were computed with numpy and
 // scikit-image, and these functions reproduce them):
@@ -77,10 +81,10 @@ func Evaluate(ctx context.Context, ref, x *msi.Cube) (*Report, error) {
 		return nil, err
 	}
 
-	r.PSNR = mean(r.BandPSNR)
-	r.SSIM = mean(r.BandSSIM)
+	r.PSNR = meanBands(r.BandPSNR)
+	r.SSIM = meanBands(r.BandSSIM)
 	r.SAM = SAM(ref, x)
-	r.ERGAS = ergasFromMSE(ref, mse)
+	r.ERGAS = ergasFromMSE(ref, x, mse)
 	return r, nil
 }
 
@@ -93,8 +97,9 @@ func PSNR(ref, x []float64) float64 {
 
 // SAM returns the mean spectral angle in degrees between the spectra of x
 // and those of ref, pixel by pixel. Pixels where either spectrum is all zero
-// are skipped; the cosine is clamped to [-1, 1] against round-off. It returns
-// NaN when every pixel is skipped and panics if the sizes differ.
+// or has a missing (NaN) voxel are skipped; the cosine is clamped to
+// [-1, 1] against round-off. It returns NaN when every pixel is skipped and
+// panics if the sizes differ.
 func SAM(ref, x *msi.Cube) float64 {
 	mustSameSize(ref, x)
 	n := ref.Height * ref.Width
@@ -119,7 +124,7 @@ func SAM(ref, x *msi.Cube) float64 {
 			}
 		}
 		for i := range m {
-			if rr[i] == 0 || xx[i] == 0 {
+			if rr[i] == 0 || xx[i] == 0 || math.IsNaN(dot[i]) {
 				continue
 			}
 			c := dot[i] / (math.Sqrt(rr[i]) * math.Sqrt(xx[i]))
@@ -140,40 +145,68 @@ func ERGAS(ref, x *msi.Cube) float64 {
 	for b := range mse {
 		mse[b] = meanSquaredError(ref.Band(b), x.Band(b))
 	}
-	return ergasFromMSE(ref, mse)
+	return ergasFromMSE(ref, x, mse)
 }
 
-func ergasFromMSE(ref *msi.Cube, mse []float64) float64 {
-	sum := 0.0
+// ergasFromMSE is ERGAS from the bands' MSE, each band's mean taken over
+// the voxels that are in neither cube missing; a band with none left out.
+func ergasFromMSE(ref, x *msi.Cube, mse []float64) float64 {
+	sum, bands := 0.0, 0
 	for b, e := range mse {
-		mu := mean(ref.Band(b))
+		if math.IsNaN(e) {
+			continue
+		}
+		mu := meanPresent(ref.Band(b), x.Band(b))
 		sum += e / (mu * mu)
+		bands++
 	}
-	return 100 * math.Sqrt(sum/float64(len(mse)))
+	return 100 * math.Sqrt(sum/float64(bands))
 }
 
 func psnrFromMSE(mse float64) float64 {
 	return 10 * math.Log10(Peak*Peak/mse)
 }
 
+// meanSquaredError is the MSE of x against ref over the voxels missing
+// in neither (NaN when every voxel is).
 func meanSquaredError(ref, x []float64) float64 {
 	if len(ref) != len(x) || len(ref) == 0 {
 		panic(fmt.Sprintf("metrics: bands of %d and %d values", len(ref), len(x)))
 	}
-	sum := 0.0
+	sum, n := 0.0, 0
 	for i, r := range ref {
-		d := x[i] - r
-		sum += d * d
+		if d := x[i] - r; !math.IsNaN(d) {
+			sum += d * d
+			n++
+		}
 	}
-	return sum / float64(len(ref))
+	return sum / float64(n)
 }
 
-func mean(v []float64) float64 {
-	sum := 0.0
-	for _, x := range v {
-		sum += x
+// meanPresent is the mean of ref over the voxels missing in neither ref
+// nor x.
+func meanPresent(ref, x []float64) float64 {
+	sum, n := 0.0, 0
+	for i, r := range ref {
+		if !math.IsNaN(r) && !math.IsNaN(x[i]) {
+			sum += r
+			n++
+		}
 	}
-	return sum / float64(len(v))
+	return sum / float64(n)
+}
+
+// meanBands is the mean of the bands' figures v, NaN (a band with no
+// voxel left) left out.
+func meanBands(v []float64) float64 {
+	sum, n := 0.0, 0
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			sum += x
+			n++
+		}
+	}
+	return sum / float64(n)
 }
 
 func mustSameSize(ref, x *msi.Cube) {

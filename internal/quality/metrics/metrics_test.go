@@ -114,8 +114,11 @@ func directSSIM(ref, x []float64, h, w int) float64 {
 					vrx += q * (ref[p] - mr) * (x[p] - mx)
 				}
 			}
-			total += (2*mr*mx + c1) * (2*vrx + c2) / ((mr*mr + mx*mx + c1) * (vr + vx + c2))
-			n++
+			// A window holding a missing (NaN) voxel is left out.
+			if v := (2*mr*mx + c1) * (2*vrx + c2) / ((mr*mr + mx*mx + c1) * (vr + vx + c2)); !math.IsNaN(v) {
+				total += v
+				n++
+			}
 		}
 	}
 	return total / float64(n)
@@ -371,4 +374,84 @@ func BenchmarkEvaluate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestMissingVoxelsLeftOut: voxels missing (NaN) in the reference or the
+// input are left out of every metric: the PSNR and ERGAS are those of the
+// voxels left, the SAM that of the pixels left, the SSIM the mean over the
+// windows that hold no missing voxel, computed directly here; a band
+// with nothing left has NaN figures, which the means leave out.
+func TestMissingVoxelsLeftOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const h, w, bands = 20, 24, 3
+	ref, x := msi.NewCube(h, w, bands), msi.NewCube(h, w, bands)
+	for i := range ref.Data {
+		ref.Data[i] = 20 + 200*rng.Float64()
+		x.Data[i] = ref.Data[i] + 10*rng.NormFloat64()
+	}
+	ref.Set(3, 4, 0, math.NaN()) // missing in the reference
+	x.Set(15, 18, 0, math.NaN()) // and in the input
+	for i := range x.Band(2) {   // a band with nothing left
+		x.Band(2)[i] = math.NaN()
+	}
+	r, err := Evaluate(t.Context(), ref, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Band 0 by hand, over the voxels present in both.
+	sum, n, mu := 0.0, 0, 0.0
+	rb, xb := ref.Band(0), x.Band(0)
+	for i := range rb {
+		if !math.IsNaN(rb[i]) && !math.IsNaN(xb[i]) {
+			sum += (xb[i] - rb[i]) * (xb[i] - rb[i])
+			mu += rb[i]
+			n++
+		}
+	}
+	mse0, mu0 := sum/float64(n), mu/float64(n)
+	if n != h*w-2 || math.Abs(r.BandPSNR[0]-10*math.Log10(255*255/mse0)) > 1e-9 {
+		t.Errorf("band 0: PSNR %v from %d voxels, want %v", r.BandPSNR[0], n, 10*math.Log10(255*255/mse0))
+	}
+	// SSIM over the windows without a missing voxel, each computed
+	// directly.
+	if want := directSSIM(rb, xb, h, w); math.Abs(r.BandSSIM[0]-want) > 1e-9 {
+		t.Errorf("band 0: SSIM %v, want %v", r.BandSSIM[0], want)
+	}
+	if !math.IsNaN(r.BandPSNR[2]) || !math.IsNaN(r.BandSSIM[2]) {
+		t.Errorf("band 2, all missing: PSNR %v, SSIM %v", r.BandPSNR[2], r.BandSSIM[2])
+	}
+	if math.Abs(r.PSNR-(r.BandPSNR[0]+r.BandPSNR[1])/2) > 1e-9 || math.Abs(r.SSIM-(r.BandSSIM[0]+r.BandSSIM[1])/2) > 1e-12 {
+		t.Errorf("means %v, %v over the bands with data", r.PSNR, r.SSIM)
+	}
+	mse1 := meanSquaredError(ref.Band(1), x.Band(1))
+	mu1 := mean(ref.Band(1))
+	if want := 100 * math.Sqrt((mse0/(mu0*mu0)+mse1/(mu1*mu1))/2); math.Abs(r.ERGAS-want) > 1e-9*want {
+		t.Errorf("ERGAS %v, want %v", r.ERGAS, want)
+	}
+	if !math.IsNaN(r.SAM) {
+		t.Errorf("SAM %v with a missing voxel in every pixel (band 2)", r.SAM)
+	}
+	// Without the empty band, SAM is that of the pixels present in both.
+	ref2, x2 := ref.Crop(0, 0, 0, h, w, 2), x.Crop(0, 0, 0, h, w, 2)
+	angles, pixels := 0.0, 0
+	for p := range h * w {
+		a, b := []float64{ref2.Data[p], ref2.Data[h*w+p]}, []float64{x2.Data[p], x2.Data[h*w+p]}
+		if math.IsNaN(a[0] + a[1] + b[0] + b[1]) {
+			continue
+		}
+		c := (a[0]*b[0] + a[1]*b[1]) / math.Hypot(a[0], a[1]) / math.Hypot(b[0], b[1])
+		angles += math.Acos(min(1, c)) * 180 / math.Pi
+		pixels++
+	}
+	if got := SAM(ref2, x2); pixels != h*w-2 || math.Abs(got-angles/float64(pixels)) > 1e-9 {
+		t.Errorf("SAM %v, want %v over %d pixels", got, angles/float64(pixels), pixels)
+	}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }

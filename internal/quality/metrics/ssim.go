@@ -25,7 +25,8 @@ const (
 // Gaussian exp(-t²/(2σ²)), t = -5..5, normalised to sum 1, applied separably)
 // as population statistics (no n/(n-1) correction). The result is the mean of
 // SSIM(p) over the valid interior: the pixels whose whole window lies inside
-// the image, i.e. all but a 5-pixel border. This equals scikit-image's
+// the image, i.e. all but a 5-pixel border, and holds no missing (NaN)
+// voxel of either band (NaN when there is none). This equals scikit-image's
 // structural_similarity(gaussian_weights=True, sigma=1.5,
 // use_sample_covariance=False, data_range=255).
 //
@@ -110,7 +111,7 @@ func (ws *ssimWorkspace) ssim(ref, x []float64, height, width int) float64 {
 		c2 = (ssimK2 * Peak) * (ssimK2 * Peak)
 	)
 	inner := width - 2*ssimRadius
-	total := 0.0
+	total, count := 0.0, 0
 	for y := range height {
 		ws.filterRow(ref[y*width:(y+1)*width], x[y*width:(y+1)*width], y%ssimWindow)
 		if y < ssimWindow-1 {
@@ -126,11 +127,16 @@ func (ws *ssimWorkspace) ssim(ref, x []float64, height, width int) float64 {
 			vr := mrr[j] - ur*ur
 			vx := mxx[j] - ux*ux
 			vrx := mrx[j] - ur*ux
-			rowSum += ((2*ur*ux + c1) * (2*vrx + c2)) / ((ur*ur + ux*ux + c1) * (vr + vx + c2))
+			// A window that holds a missing (NaN) voxel of either band
+			// has a NaN SSIM: it is left out.
+			if v := ((2*ur*ux + c1) * (2*vrx + c2)) / ((ur*ur + ux*ux + c1) * (vr + vx + c2)); !math.IsNaN(v) {
+				rowSum += v
+				count++
+			}
 		}
 		total += rowSum
 	}
-	return total / float64((height-2*ssimRadius)*inner)
+	return total / float64(count)
 }
 
 // filterRow filters image row r of the reference and row x of the input

@@ -119,19 +119,30 @@ func summarise(bands []Band) (mean, lo, hi Band) {
 }
 
 // residual returns the statistics of the h×w row-major residual y − x
-// (all of Band but Sigma), in two passes for accuracy.
+// (all of Band but Sigma), in two passes for accuracy. A pixel missing
+// (NaN) in y or x is left out: of the means, variances and correlation,
+// and of the lag pairs; in the column and row sums it counts as 0.
 func residual(y, x []float64, h, w int) Band {
-	n := float64(len(y))
 	var meanR, meanX float64
+	present := 0
 	for i := range y {
-		meanR += y[i] - x[i]
-		meanX += x[i]
+		if r := y[i] - x[i]; !math.IsNaN(r) {
+			meanR += r
+			meanX += x[i]
+			present++
+		}
 	}
+	n := float64(present)
 	meanR /= n
 	meanX /= n
-	d := make([]float64, len(y)) // the centred residual
+	d := make([]float64, len(y)) // the centred residual, 0 where missing
+	ok := make([]bool, len(y))   // present in both
 	var varR, varX, cov float64
 	for i := range y {
+		if math.IsNaN(y[i] - x[i]) {
+			continue
+		}
+		ok[i] = true
 		d[i] = y[i] - x[i] - meanR
 		dx := x[i] - meanX
 		varR += d[i] * d[i]
@@ -147,26 +158,29 @@ func residual(y, x []float64, h, w int) Band {
 	}
 	colSum, rowSum := make([]float64, w), make([]float64, h)
 	var lagX, lagY float64
+	pairsX, pairsY := 0, 0
 	for r := range h {
 		row := d[r*w : (r+1)*w]
 		for c, v := range row {
 			colSum[c] += v
 			rowSum[r] += v
-			if c+1 < w {
+			if c+1 < w && ok[r*w+c] && ok[r*w+c+1] {
 				lagX += v * row[c+1]
+				pairsX++
 			}
-			if r+1 < h {
+			if r+1 < h && ok[r*w+c] && ok[(r+1)*w+c] {
 				lagY += v * d[(r+1)*w+c]
+				pairsY++
 			}
 		}
 	}
 	// The mean lag product over the mean square: the sample autocorrelation
 	// with each lag averaged over its own number of pairs.
-	if w > 1 {
-		b.LagX = lagX / float64(h*(w-1)) / (varR / n)
+	if pairsX > 0 {
+		b.LagX = lagX / float64(pairsX) / (varR / n)
 	}
-	if h > 1 {
-		b.LagY = lagY / float64((h-1)*w) / (varR / n)
+	if pairsY > 0 {
+		b.LagY = lagY / float64(pairsY) / (varR / n)
 	}
 	// height·Σ c_x² with c_x = colSum/height is Σ colSum²/height.
 	var colEnergy, rowEnergy float64

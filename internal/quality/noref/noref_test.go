@@ -299,3 +299,37 @@ func TestSummarise(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingResidual: pixels missing (NaN) in the noisy or the denoised
+// cube are left out of the residual statistics, which equal those of the
+// pixels left; the σ estimate leaves out the blocks that hold them.
+func TestMissingResidual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	noisy, den := msi.NewCube(16, 12, 1), msi.NewCube(16, 12, 1)
+	for i := range noisy.Data {
+		den.Data[i] = 100 * rng.Float64()
+		noisy.Data[i] = den.Data[i] + 10*rng.NormFloat64()
+	}
+	noisy.Data[5], den.Data[40] = math.NaN(), math.NaN()
+	r, err := Assess(noisy, den, noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res, out []float64
+	for i := range noisy.Data {
+		if i != 5 && i != 40 {
+			res = append(res, noisy.Data[i]-den.Data[i])
+			out = append(out, den.Data[i])
+		}
+	}
+	_, v := stat.PopMeanVariance(res, nil)
+	got := r.Bands[0]
+	if math.Abs(got.Removed-math.Sqrt(v)) > 1e-9 || math.Abs(got.Correlation-stat.Correlation(res, out, nil)) > 1e-9 {
+		t.Errorf("removed %v, correlation %v; want %v, %v", got.Removed, got.Correlation, math.Sqrt(v), stat.Correlation(res, out, nil))
+	}
+	for _, f := range fields(&got) {
+		if math.IsNaN(*f) {
+			t.Errorf("a NaN figure: %+v", got)
+		}
+	}
+}

@@ -12,11 +12,14 @@
 // impulse and dead pixels carry no information, so they are treated as
 // missing and filled:
 //
-//  1. z = y − u, with u the detector's offsets; every masked pixel of z is
-//     filled with the median of the unmasked pixels of its band in the
-//     smallest square window (radius 1, 2, …) that holds at least
-//     fillMinimum of them (a dead column takes its value from the columns
-//     beside it, an impulse of a dense band from the few live neighbours).
+//  1. z = y − u, with u the detector's offsets; every impulse or dead
+//     pixel of z is filled with the median of the unmasked pixels of its
+//     band in the smallest square window (radius 1, 2, …) that holds at
+//     least fillMinimum of them (a dead column takes its value from the
+//     columns beside it, an impulse of a dense band from the few live
+//     neighbours); then every missing voxel (no data, which may cover
+//     large regions) is filled with the mirror image of the data beside
+//     it (fillMissing).
 //  2. x̂ = whitened Gaussian denoising of z: every band scaled to the
 //     median σ_b, the denoiser run at that level, the bands scaled back
 //     (package bandwhiten).
@@ -67,7 +70,8 @@ type Options struct {
 	// re-estimated.
 	KeepStripes bool
 	// KeepMasked leaves the impulse and dead pixels in the cube as they
-	// are instead of filling them.
+	// are instead of filling them (missing voxels are filled all the
+	// same: they have no value to keep).
 	KeepMasked bool
 	// NoReestimate keeps the detector's stripe offsets through every pass.
 	NoReestimate bool
@@ -104,7 +108,7 @@ type Result struct {
 
 // ErrAllMasked is returned when every pixel of the cube is masked: there
 // is nothing to estimate the scene from.
-var ErrAllMasked = errors.New("repair: every pixel is an impulse or dead: nothing is left to estimate the scene from")
+var ErrAllMasked = errors.New("repair: every pixel is missing, an impulse or dead: nothing is left to estimate the scene from")
 
 // Remove estimates x from noisy with the sparse noise det found in it
 // (det must be sparsenoise.Detect's report of noisy) and the Gaussian
@@ -131,6 +135,9 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 	mask := det.Mask
 	if o.KeepMasked {
 		mask = make([]uint8, len(det.Mask))
+		for i, m := range det.Mask {
+			mask[i] = m & sparsenoise.Missing
+		}
 	}
 	offsets := make([][]float64, noisy.Bands)
 	if !o.KeepStripes {
@@ -144,6 +151,7 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 			return nil, err
 		}
 	}
+	fillMissing(z, mask)
 	var x *msi.Cube
 	for pass := 0; pass < passes; pass++ {
 		draft := pass < passes-1 && o.Draft != nil
@@ -223,12 +231,13 @@ func sparsePart(y, x *msi.Cube, mask []uint8, offsets [][]float64) *msi.Cube {
 	return s
 }
 
-// fill sets every masked pixel of c to the median of the unmasked pixels
-// of its band in the smallest square window around it, of radius 1, 2, …,
-// that holds at least fillMinimum of them (or all of the band's, if fewer).
-// A band with no unmasked pixel takes the filled values of the nearest band
-// that has some (the lower one on a tie). It returns ErrAllMasked when no
-// band has an unmasked pixel.
+// fill sets every impulse or dead pixel of c to the median of the
+// unmasked pixels of its band in the smallest square window around it, of
+// radius 1, 2, …, that holds at least fillMinimum of them (or all of the
+// band's, if fewer). A band with no unmasked pixel takes the filled values
+// of the nearest band that has some (the lower one on a tie), missing
+// voxels aside. It returns ErrAllMasked when no band has an unmasked
+// pixel. Missing voxels are left to fillMissing.
 func fill(c *msi.Cube, mask []uint8) error {
 	n := c.Height * c.Width
 	live := make([]int, c.Bands)
@@ -251,7 +260,7 @@ func fill(c *msi.Cube, mask []uint8) error {
 		want := min(fillMinimum, live[b])
 		for y := range c.Height {
 			for x := range c.Width {
-				if bandMask[y*c.Width+x] == 0 {
+				if m := bandMask[y*c.Width+x]; m == 0 || m == sparsenoise.Missing {
 					continue
 				}
 				for r := 1; ; r++ {
@@ -277,16 +286,173 @@ func fill(c *msi.Cube, mask []uint8) error {
 		}
 		for d := 1; ; d++ {
 			if src := b - d; src >= 0 && live[src] > 0 {
-				copy(c.Band(b), c.Band(src))
+				copyLive(c, mask, b, src)
 				break
 			}
 			if src := b + d; src < c.Bands && live[src] > 0 {
-				copy(c.Band(b), c.Band(src))
+				copyLive(c, mask, b, src)
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// copyLive copies band src of c into band dst where dst is not missing.
+func copyLive(c *msi.Cube, mask []uint8, dst, src int) {
+	n := c.Height * c.Width
+	to, from, m := c.Band(dst), c.Band(src), mask[dst*n:(dst+1)*n]
+	for i := range to {
+		if m[i]&sparsenoise.Missing == 0 {
+			to[i] = from[i]
+		}
+	}
+}
+
+// FillMissing returns c with its missing (NaN) voxels filled as Remove
+// fills them (fillMissing), and which voxels were missing; c itself and
+// nil when none is. It returns ErrAllMasked when every voxel is missing.
+func FillMissing(c *msi.Cube) (*msi.Cube, []bool, error) {
+	switch c.Missing() {
+	case 0:
+		return c, nil, nil // nothing allocated: strips of a cube without missing voxels
+	case len(c.Data):
+		return nil, nil, ErrAllMasked
+	}
+	mask := make([]uint8, len(c.Data))
+	missing := make([]bool, len(c.Data))
+	for i, v := range c.Data {
+		if math.IsNaN(v) {
+			mask[i], missing[i] = sparsenoise.Missing, true
+		}
+	}
+	filled := c.Clone()
+	fillMissing(filled, mask)
+	return filled, missing, nil
+}
+
+// fillMissing sets every voxel of c marked Missing in mask to the value
+// of its mirror image across the nearest voxel of the band that is not
+// missing: p becomes the value at 2q − p, q the nearest known voxel (as
+// a breadth-first search over 8-neighbours finds it, ties to the lower
+// index), or the value at q itself where 2q − p is outside the band or
+// missing too. A missing region so takes the texture and the noise of
+// the data beside it, as symmetric padding does at an image's border:
+// filled with smooth values instead (each voxel the mean of its known
+// neighbours, ring by ring), a 10-column no-data edge of the balloons
+// crop made the nonlocal method 10 % worse in RMSE in columns far from
+// it, its pilot and groups learning the smooth streaks; mirrored, 0.6 %.
+// It takes time linear in the band's size however large the region
+// (where the window median of fill would search ever wider windows). A
+// band whose every voxel is missing takes the filled values of the
+// nearest band that has data (the lower one on a tie). Voxels not marked
+// Missing are not changed; a cube without any data is left as it is.
+func fillMissing(c *msi.Cube, mask []uint8) {
+	n := c.Height * c.Width
+	empty := make([]bool, c.Bands)
+	source := make([]int32, n)
+	for b := range c.Bands {
+		empty[b] = !mirrorBand(c.Band(b), mask[b*n:(b+1)*n], c.Height, c.Width, source)
+	}
+	for b := range c.Bands {
+		if !empty[b] {
+			continue
+		}
+		for d := 1; d < c.Bands; d++ {
+			if src := b - d; src >= 0 && !empty[src] {
+				copy(c.Band(b), c.Band(src))
+				break
+			}
+			if src := b + d; src < c.Bands && !empty[src] {
+				copy(c.Band(b), c.Band(src))
+				break
+			}
+		}
+	}
+}
+
+// mirrorBand fills the Missing voxels of a height×width band by their
+// mirror images (see fillMissing), with source as scratch for the nearest
+// known voxel of every voxel, and reports whether the band has any known
+// voxel.
+func mirrorBand(band []float64, mask []uint8, height, width int, source []int32) bool {
+	missing := func(i int) bool { return mask[i]&sparsenoise.Missing != 0 }
+	// Breadth-first search from every known voxel at once, ring by ring
+	// in index order: source[i] is the known voxel nearest i.
+	var ring []int
+	for i := range band {
+		source[i] = -1
+		if !missing(i) {
+			source[i] = int32(i)
+		}
+	}
+	for i := range band {
+		if missing(i) && hasSource(source, i, height, width) {
+			ring = append(ring, i)
+			source[i] = -2 // queued
+		}
+	}
+	if len(ring) == 0 {
+		return slices.ContainsFunc(source, func(s int32) bool { return s >= 0 })
+	}
+	for len(ring) > 0 {
+		for _, i := range ring {
+			source[i] = nearestSource(source, i, height, width)
+		}
+		var next []int
+		for _, i := range ring {
+			y, x := i/width, i%width
+			for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
+				for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
+					if j := yy*width + xx; source[j] == -1 {
+						source[j] = -2
+						next = append(next, j)
+					}
+				}
+			}
+		}
+		slices.Sort(next)
+		ring = next
+	}
+	for i := range band {
+		if !missing(i) {
+			continue
+		}
+		q := int(source[i])
+		y, x, qy, qx := i/width, i%width, q/width, q%width
+		band[i] = band[q]
+		if ry, rx := 2*qy-y, 2*qx-x; ry >= 0 && ry < height && rx >= 0 && rx < width && !missing(ry*width+rx) {
+			band[i] = band[ry*width+rx]
+		}
+	}
+	return true
+}
+
+// hasSource reports whether voxel i of a height×width band has a
+// neighbour whose nearest known voxel is found (source ≥ 0).
+func hasSource(source []int32, i, height, width int) bool {
+	return nearestSource(source, i, height, width) >= 0
+}
+
+// nearestSource returns, of the nearest known voxels of the 8 neighbours
+// of voxel i that have one, the one nearest i (the lower index on a tie),
+// or -1.
+func nearestSource(source []int32, i, height, width int) int32 {
+	y, x := i/width, i%width
+	best, bestDist := int32(-1), 0
+	for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
+		for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
+			s := source[yy*width+xx]
+			if yy*width+xx == i || s < 0 {
+				continue
+			}
+			dy, dx := int(s)/width-y, int(s)%width-x
+			if d := dy*dy + dx*dx; best < 0 || d < bestDist || d == bestDist && s < best {
+				best, bestDist = s, d
+			}
+		}
+	}
+	return best
 }
 
 // reestimateStripes returns the stripe offsets read off the residual

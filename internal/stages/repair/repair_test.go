@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"tdsc/internal/formats"
 	"tdsc/internal/methods/nonlocal"
@@ -303,6 +304,114 @@ func TestRemoveOnePassSubtractsAndFills(t *testing.T) {
 	for i, v := range r.Estimate.Data {
 		if math.Abs(v-want.Data[i]) > 1e-9 {
 			t.Fatalf("voxel %d: estimate %g, want %g", i, v, want.Data[i])
+		}
+	}
+}
+
+// TestFillMissing: missing voxels (NaN) of a smooth cube, a large block
+// and a whole band, are filled from the data around them: a voxel on the
+// block's border takes the value of its mirror image across its nearest
+// known voxel (on a plane, within twice the step to it), the voxels inside
+// values of the data, the empty band its nearest band's, and no other
+// voxel changes. A cube without missing voxels is
+// returned as it is, one with nothing else is ErrAllMasked.
+func TestFillMissing(t *testing.T) {
+	c := smoothCube(60, 50, 3)
+	in := c.Clone()
+	for y := 10; y < 50; y++ {
+		for x := range 30 {
+			in.Set(y, x, 0, math.NaN())
+		}
+	}
+	for i := range in.Band(2) {
+		in.Band(2)[i] = math.NaN()
+	}
+	filled, missing, err := FillMissing(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[float64]bool{}
+	for _, v := range in.Band(0) {
+		known[v] = v == v
+	}
+	for i, v := range filled.Data {
+		b, y, x := i/(60*50), i/50%60, i%50
+		switch {
+		case missing[i] != math.IsNaN(in.Data[i]):
+			t.Fatalf("voxel %d: missing %v, value %v", i, missing[i], in.Data[i])
+		case !missing[i] && v != in.Data[i]:
+			t.Fatalf("voxel %d was not missing but changed from %v to %v", i, in.Data[i], v)
+		case b == 2 && v != filled.Band(1)[i%(60*50)]:
+			t.Fatalf("empty band, voxel %d: %v, band 1 has %v", i, v, filled.Band(1)[i%(60*50)])
+		case b == 0 && missing[i] && x == 29 && y > 10 && y < 49 && v != c.At(y, 31, 0):
+			t.Fatalf("border voxel (%d, 29): %v, want its mirror image across column 30, %v", y, v, c.At(y, 31, 0))
+		case b == 0 && missing[i] && (x == 29 || y == 10 || y == 49) && math.Abs(v-c.Data[i]) > 2*(2+3):
+			t.Fatalf("border voxel (%d, %d): %v, want near %v", y, x, v, c.Data[i])
+		case b == 0 && missing[i] && !known[v]:
+			t.Fatalf("voxel (%d, %d): %v is no value of the band's data", y, x, v)
+		}
+	}
+	same, none, err := FillMissing(c)
+	if same != c || none != nil || err != nil {
+		t.Errorf("a cube without missing voxels: %p (%p), %v, %v", same, c, none, err)
+	}
+	for i := range in.Data {
+		in.Data[i] = math.NaN()
+	}
+	if _, _, err := FillMissing(in); !errors.Is(err, ErrAllMasked) {
+		t.Errorf("all missing: %v", err)
+	}
+}
+
+// TestFillMissingLinear: a missing region of a million voxels, which the
+// window median of fill would search ever wider windows for, is filled in
+// time linear in its size (well under a second here).
+func TestFillMissingLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a 1100×1000 band")
+	}
+	c := smoothCube(1100, 1000, 1)
+	for i := range c.Data[:1000*1000] {
+		c.Data[i] = math.NaN()
+	}
+	start := time.Now()
+	filled, _, err := FillMissing(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("filling took %v", took)
+	}
+	if v := filled.Data[0]; math.IsNaN(v) {
+		t.Error("the far corner is not filled")
+	}
+}
+
+// TestRemoveWithMissing: Remove fills missing voxels as well as impulses,
+// and the denoiser never sees a NaN; KeepMasked keeps the impulses but
+// still fills the missing voxels.
+func TestRemoveWithMissing(t *testing.T) {
+	clean := smoothCube(40, 40, 4)
+	noisy := noise.Add(nil, clean, 5, 1)
+	for y := range 40 {
+		for x := range 8 {
+			noisy.Set(y, x, 1, math.NaN())
+		}
+	}
+	noisy.Set(20, 20, 2, 255)
+	det := sparsenoise.Detect(noisy)
+	sawNaN := false
+	check := func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
+		sawNaN = sawNaN || c.Missing() > 0
+		return boxBlur(ctx, c, s)
+	}
+	for _, o := range []Options{{}, {KeepMasked: true}} {
+		r, err := Remove(context.Background(), noisy, det, check, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sawNaN || r.Estimate.Missing() > 0 {
+			t.Fatalf("%+v: the denoiser saw a NaN (%v) or the estimate has one", o, sawNaN)
 		}
 	}
 }

@@ -19,6 +19,9 @@
 // σ_b), then the remaining impulses (outliers against a local prediction
 // that the neighbouring bands do not share).
 //
+// Missing voxels (NaN: no data) are marked Missing before anything else
+// and left out of every statistic, as the parts already found are.
+//
 // Everything is deterministic and runs band by band in time linear in the
 // number of voxels (up to small fixed-size sorts): about a second for a
 // 512×512×31 cube on one core.
@@ -41,6 +44,9 @@ const (
 	Impulse uint8 = 1 << iota
 	// Dead marks a pixel of a dead column or line.
 	Dead
+	// Missing marks a voxel without data (NaN in the cube: a no-data
+	// value or NaN in the file, or a voxel a mask file marks).
+	Missing
 )
 
 // Thresholds of the detectors. They are fixed, not fitted to a cube, so
@@ -111,6 +117,8 @@ type Report struct {
 	DeadColumns, DeadLines [][]int
 	// Impulses[b] is the number of impulse pixels of band b.
 	Impulses []int
+	// Missing is the number of missing voxels (marked Missing).
+	Missing int
 	// StripeOffsets[b] is nil for a band without stripes, else the offset of
 	// every column of band b (Width values, 0 for a column without a
 	// stripe): the estimate of s in that column.
@@ -205,6 +213,9 @@ func (r *Report) Summary() string {
 	} else {
 		b.WriteString("\nno impulses")
 	}
+	if r.Missing > 0 {
+		fmt.Fprintf(&b, "\n%d missing voxels (no data), left out of all of the above", r.Missing)
+	}
 	return b.String()
 }
 
@@ -218,8 +229,42 @@ func plural(n int) string {
 // Detect finds the sparse noise of c and the σ of its Gaussian noise, band
 // by band, with the methods of detectDead, detectStuck, estimateSigma,
 // detectStripes and detectOutliers, in that order (see the package
-// comment). It panics for a cube smaller than 2×2 pixels.
+// comment), its missing voxels left out. It panics for a cube smaller
+// than 2×2 pixels.
 func Detect(c *msi.Cube) *Report {
+	r := newReport(c)
+	n := c.Height * c.Width
+	detectDead(c, r)
+	eachBand(c.Bands, func(b int) {
+		band, mask := c.Band(b), r.Mask[b*n:(b+1)*n]
+		r.Impulses[b] = detectStuck(band, mask, c.Height, c.Width)
+		r.Sigma[b] = estimateSigma(band, mask, c.Height, c.Width)
+	})
+	detectStripes(c, r)
+	outliers := detectOutliers(c, r)
+	for b := range c.Bands {
+		r.Impulses[b] += outliers[b]
+	}
+	return r
+}
+
+// MissingOnly returns the report of c with nothing looked for but its
+// missing voxels (marked Missing) and the σ of every band, estimated from
+// the other voxels as Detect estimates it before any part is found: what
+// a cube with missing voxels needs when the sparse noise is not looked
+// for. It panics for a cube smaller than 2×2 pixels.
+func MissingOnly(c *msi.Cube) *Report {
+	r := newReport(c)
+	n := c.Height * c.Width
+	for b := range c.Bands {
+		r.Sigma[b] = estimateSigma(c.Band(b), r.Mask[b*n:(b+1)*n], c.Height, c.Width)
+	}
+	return r
+}
+
+// newReport returns an empty report of c with its missing voxels marked.
+// It panics for a cube smaller than 2×2 pixels.
+func newReport(c *msi.Cube) *Report {
 	if c.Height < 2 || c.Width < 2 {
 		panic(fmt.Sprintf("sparsenoise: a %s cube is too small to find noise in", c.Size()))
 	}
@@ -232,17 +277,11 @@ func Detect(c *msi.Cube) *Report {
 		Impulses:      make([]int, c.Bands),
 		StripeOffsets: make([][]float64, c.Bands),
 	}
-	n := c.Height * c.Width
-	detectDead(c, r)
-	eachBand(c.Bands, func(b int) {
-		band, mask := c.Band(b), r.Mask[b*n:(b+1)*n]
-		r.Impulses[b] = detectStuck(band, mask, c.Height, c.Width)
-		r.Sigma[b] = estimateSigma(band, mask, c.Height, c.Width)
-	})
-	detectStripes(c, r)
-	outliers := detectOutliers(c, r)
-	for b := range c.Bands {
-		r.Impulses[b] += outliers[b]
+	for i, v := range c.Data {
+		if math.IsNaN(v) {
+			r.Mask[i] = Missing
+			r.Missing++
+		}
 	}
 	return r
 }
@@ -481,7 +520,7 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 			same, total := 0, 0
 			for yy := max(0, y-2); yy <= min(height-1, y+2); yy++ {
 				for xx := max(0, x-2); xx <= min(width-1, x+2); xx++ {
-					if j := yy*width + xx; j != i && mask[j]&Dead == 0 {
+					if j := yy*width + xx; j != i && mask[j]&(Dead|Missing) == 0 {
 						total++
 						if math.Abs(band[j]-band[i]) <= flatTol {
 							same++

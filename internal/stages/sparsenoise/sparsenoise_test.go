@@ -1,6 +1,7 @@
 package sparsenoise
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -248,5 +249,51 @@ func TestStuckIntegerCounts(t *testing.T) {
 	clear(mask)
 	if n := detectStuck(band, mask, h, w); n != salt {
 		t.Fatalf("%d pixels marked, want the %d saturated ones", n, salt)
+	}
+}
+
+// TestDetectMissing: missing voxels (NaN) of a Gaussian-noise cube, a
+// block of no data and a whole missing column (a no-data swath edge, which
+// a dead column of values would be), are marked Missing and nothing else,
+// and the σ of every band is found from the rest as if they were not
+// there. MissingOnly marks the same and estimates σ the same way.
+func TestDetectMissing(t *testing.T) {
+	clean := openCrop(t)
+	noisy := noise.Add(nil, clean, 20, 3)
+	want := Detect(noisy)
+	n := noisy.Height * noisy.Width
+	missing := 0
+	for b := range noisy.Bands {
+		band := noisy.Band(b)
+		for y := 40; y < 80; y++ {
+			for x := range 30 {
+				band[y*noisy.Width+x] = math.NaN()
+				missing++
+			}
+		}
+		for y := range noisy.Height {
+			if band[y*noisy.Width+100] == band[y*noisy.Width+100] {
+				band[y*noisy.Width+100] = math.NaN()
+				missing++
+			}
+		}
+	}
+	for _, r := range []*Report{Detect(noisy), MissingOnly(noisy)} {
+		if r.Missing != missing || !strings.Contains(r.Summary(), fmt.Sprintf("\n%d missing voxels (no data)", missing)) {
+			t.Errorf("%d missing, want %d:\n%s", r.Missing, missing, r.Summary())
+		}
+		if s := r.Summary(); strings.Count(s, "\nno ") != 3 {
+			t.Errorf("found sparse noise beside the missing voxels:\n%s", s)
+		}
+		for i, m := range r.Mask {
+			if (m == Missing) != math.IsNaN(noisy.Data[i]) || m&^Missing != 0 {
+				t.Fatalf("voxel %d (band %d): mask %d, value %v", i, i/n, m, noisy.Data[i])
+			}
+		}
+		for b, s := range r.Sigma {
+			if math.Abs(s-want.Sigma[b]) > 0.05*want.Sigma[b] {
+				t.Errorf("band %d: σ %.3f without the missing voxels, %.3f with all", b, s, want.Sigma[b])
+			}
+		}
 	}
 }
