@@ -59,24 +59,9 @@ func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, feature
 		return nil, err
 	}
 	feat := fb.Project(pilot)
-	// Haar needs a power of two: the largest one the window allows.
-	m, err := blockmatch.New(y.Height, y.Width, o)
+	m, o, f, err := wienerPlan(y.Height, y.Width, y.Bands, o)
 	if err != nil {
-		return nil, fmt.Errorf("nonlocal: %w", err)
-	}
-	n := 1
-	for n*2 <= m.K() {
-		n *= 2
-	}
-	if n != m.K() {
-		o.K = n
-		if m, err = blockmatch.New(y.Height, y.Width, o); err != nil {
-			return nil, fmt.Errorf("nonlocal: %w", err)
-		}
-	}
-	f, err := groupwiener.New(n, o.Patch, y.Bands)
-	if err != nil {
-		return nil, fmt.Errorf("nonlocal: %w", err)
+		return nil, err
 	}
 	dct := groupwiener.DCTMatrix(y.Bands)
 	yt, pt := spectral(y, dct, false), spectral(pilot, dct, false)
@@ -93,6 +78,31 @@ func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, feature
 		return nil, err
 	}
 	return spectral(xt, dct, true), nil
+}
+
+// wienerPlan returns the matcher, its options and the filter of a Wiener
+// pass over an h×w image of c channels: groups of the largest power of two
+// of members (Haar needs one) that o's window allows, at most o.K.
+func wienerPlan(h, w, c int, o blockmatch.Options) (*blockmatch.Matcher, blockmatch.Options, *groupwiener.Filter, error) {
+	m, err := blockmatch.New(h, w, o)
+	if err != nil {
+		return nil, o, nil, fmt.Errorf("nonlocal: %w", err)
+	}
+	n := 1
+	for n*2 <= m.K() {
+		n *= 2
+	}
+	if n != m.K() {
+		o.K = n
+		if m, err = blockmatch.New(h, w, o); err != nil {
+			return nil, o, nil, fmt.Errorf("nonlocal: %w", err)
+		}
+	}
+	f, err := groupwiener.New(n, o.Patch, c)
+	if err != nil {
+		return nil, o, nil, fmt.Errorf("nonlocal: %w", err)
+	}
+	return m, o, f, nil
 }
 
 // spectral applies the B×B matrix t (row-major) to the spectrum of every
@@ -133,23 +143,9 @@ func subspaceWienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64,
 		return nil, err
 	}
 	z, zp := basis.Project(y), basis.Project(pilot)
-	m, err := blockmatch.New(y.Height, y.Width, o)
+	m, o, f, err := wienerPlan(y.Height, y.Width, basis.K, o)
 	if err != nil {
-		return nil, fmt.Errorf("nonlocal: %w", err)
-	}
-	n := 1
-	for n*2 <= m.K() {
-		n *= 2
-	}
-	if n != m.K() {
-		o.K = n
-		if m, err = blockmatch.New(y.Height, y.Width, o); err != nil {
-			return nil, fmt.Errorf("nonlocal: %w", err)
-		}
-	}
-	f, err := groupwiener.New(n, o.Patch, basis.K)
-	if err != nil {
-		return nil, fmt.Errorf("nonlocal: %w", err)
+		return nil, err
 	}
 	// Matched on the leading eigen-images only, as the full-spectrum pass
 	// is on the same number of features: the trailing ones hold little
