@@ -191,8 +191,7 @@ func BenchmarkShrink(b *testing.B) {
 		sigma   float64
 	}{{128, 96, 5, 10}, {128, 160, 5, 10}, {256, 96, 5, 10}, {256, 240, 5, 10}, {256, 272, 200, 0.2}} {
 		// The last: nearly every component survives (a cube whose noise
-		// is faint against its detail, as the real satellite cube of
-		// docs/results.md).
+		// is faint against its detail).
 		y := noisyLowRank(rng, sz.n, sz.d, sz.r, 20, sz.sigma)
 		s := New(sz.n, sz.d)
 		ws := s.NewWorkspace()
