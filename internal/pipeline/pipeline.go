@@ -368,11 +368,13 @@ func (j *Job) bandSigmas(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 }
 
 // runner returns m's Denoise as a repair.Method that keeps the Result of
-// its last run in res.
+// its last run in res (nil: none).
 func runner(m denoise.Method, res *denoise.Result) repair.Method {
 	return func(ctx context.Context, c *msi.Cube, s float64) (*msi.Cube, error) {
 		x, r, err := m.Denoise(ctx, c, s)
-		*res = r
+		if res != nil {
+			*res = r
+		}
 		return x, err
 	}
 }
@@ -414,8 +416,7 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 	}
 	run := runner(j.Method, res)
 	if d, ok := j.Method.(denoise.Drafter); ok {
-		var draftResult denoise.Result
-		opts.Draft = runner(d.Draft(), &draftResult)
+		opts.Draft = runner(d.Draft(), nil)
 	}
 	removed, err := repair.Remove(ctx, noisy, det, run, opts)
 	if errors.Is(err, repair.ErrAllMasked) {
