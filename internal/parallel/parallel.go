@@ -59,3 +59,15 @@ func For(ctx context.Context, n, workers int, fn func(worker, i int) error) erro
 	wg.Wait()
 	return first
 }
+
+// Each calls fn(i) for every i in [0, n) on GOMAXPROCS goroutines, for work
+// that neither fails nor is cancelled (a pass over the planes of a cube,
+// each call writing only its own). It returns when every call has.
+func Each(n int, fn func(i int)) {
+	// The context is never done and fn returns no error, so For returns
+	// none.
+	_ = For(context.Background(), n, 0, func(_, i int) error {
+		fn(i)
+		return nil
+	})
+}

@@ -63,3 +63,16 @@ func TestForCancelled(t *testing.T) {
 		t.Errorf("cancelled For: error %v after %d calls", err, calls.Load())
 	}
 }
+
+// TestEach checks that every index is visited exactly once.
+func TestEach(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 1000} {
+		counts := make([]atomic.Int32, n)
+		Each(n, func(i int) { counts[i].Add(1) })
+		for i := range counts {
+			if c := counts[i].Load(); c != 1 {
+				t.Fatalf("n %d: index %d visited %d times", n, i, c)
+			}
+		}
+	}
+}

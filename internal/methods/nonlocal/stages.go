@@ -59,34 +59,24 @@ func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, feature
 		return nil, err
 	}
 	feat := fb.Project(pilot)
-	m, o, f, err := wienerPlan(y.Height, y.Width, y.Bands, o)
-	if err != nil {
-		return nil, err
-	}
 	dct := groupwiener.DCTMatrix(y.Bands)
 	yt, pt := spectral(y, dct, false), spectral(pilot, dct, false)
-	xt, err := collaborate(ctx, m, o, feat, y.Bands, pt, threads, func() groupEstimator {
-		ws := f.NewWorkspace()
-		pg := make([]float64, f.Len())
-		return func(pos []int32, est []float64) float64 {
-			gather(est, yt, pos, o.Patch)
-			gather(pg, pt, pos, o.Patch)
-			return f.Apply(est, est, pg, sigma, ws)
-		}
-	}, progress)
+	xt, err := filterGroups(ctx, yt, pt, feat, sigma, o, threads, progress)
 	if err != nil {
 		return nil, err
 	}
 	return spectral(xt, dct, true), nil
 }
 
-// wienerPlan returns the matcher, its options and the filter of a Wiener
-// pass over an h×w image of c channels: groups of the largest power of two
+// filterGroups is the collaborative Wiener filter of both Wiener passes:
+// groups of similar patches of noisy, matched on feat, each filtered with
+// the same group of oracle as the Wiener oracle (package groupwiener) and
+// averaged back with its weight; the groups have the largest power of two
 // of members (Haar needs one) that o's window allows, at most o.K.
-func wienerPlan(h, w, c int, o blockmatch.Options) (*blockmatch.Matcher, blockmatch.Options, *groupwiener.Filter, error) {
-	m, err := blockmatch.New(h, w, o)
+func filterGroups(ctx context.Context, noisy, oracle, feat *msi.Cube, sigma float64, o blockmatch.Options, threads int, progress func(int)) (*msi.Cube, error) {
+	m, err := blockmatch.New(noisy.Height, noisy.Width, o)
 	if err != nil {
-		return nil, o, nil, fmt.Errorf("nonlocal: %w", err)
+		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
 	n := 1
 	for n*2 <= m.K() {
@@ -94,15 +84,23 @@ func wienerPlan(h, w, c int, o blockmatch.Options) (*blockmatch.Matcher, blockma
 	}
 	if n != m.K() {
 		o.K = n
-		if m, err = blockmatch.New(h, w, o); err != nil {
-			return nil, o, nil, fmt.Errorf("nonlocal: %w", err)
+		if m, err = blockmatch.New(noisy.Height, noisy.Width, o); err != nil {
+			return nil, fmt.Errorf("nonlocal: %w", err)
 		}
 	}
-	f, err := groupwiener.New(n, o.Patch, c)
+	f, err := groupwiener.New(n, o.Patch, noisy.Bands)
 	if err != nil {
-		return nil, o, nil, fmt.Errorf("nonlocal: %w", err)
+		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
-	return m, o, f, nil
+	return collaborate(ctx, m, o, feat, noisy.Bands, oracle, threads, func() groupEstimator {
+		ws := f.NewWorkspace()
+		pg := make([]float64, f.Len())
+		return func(pos []int32, est []float64) float64 {
+			gather(est, noisy, pos, o.Patch)
+			gather(pg, oracle, pos, o.Patch)
+			return f.Apply(est, est, pg, sigma, ws)
+		}
+	}, progress)
 }
 
 // spectral applies the B×B matrix t (row-major) to the spectrum of every
@@ -110,10 +108,8 @@ func wienerPlan(h, w, c int, o blockmatch.Options) (*blockmatch.Matcher, blockma
 func spectral(c *msi.Cube, t []float64, transpose bool) *msi.Cube {
 	B := c.Bands
 	out := msi.NewCube(c.Height, c.Width, B)
-	// Every output band is its own sum, on its own core. The context is
-	// never cancelled and the function returns no error, so For returns
-	// none.
-	_ = parallel.For(context.Background(), B, 0, func(_, k int) error {
+	// Every output band is its own sum, on its own core.
+	parallel.Each(B, func(k int) {
 		ok := out.Band(k)
 		for b := range B {
 			w := t[k*B+b]
@@ -124,7 +120,6 @@ func spectral(c *msi.Cube, t []float64, transpose bool) *msi.Cube {
 				ok[i] += w * v
 			}
 		}
-		return nil
 	})
 	return out
 }
@@ -143,24 +138,12 @@ func subspaceWienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64,
 		return nil, err
 	}
 	z, zp := basis.Project(y), basis.Project(pilot)
-	m, o, f, err := wienerPlan(y.Height, y.Width, basis.K, o)
-	if err != nil {
-		return nil, err
-	}
 	// Matched on the leading eigen-images only, as the full-spectrum pass
 	// is on the same number of features: the trailing ones hold little
 	// signal and add their noise to every distance.
 	feat := &msi.Cube{Height: zp.Height, Width: zp.Width, Bands: min(wienerFeatures, basis.K)}
 	feat.Data = zp.Data[:feat.Bands*zp.Height*zp.Width]
-	zh, err := collaborate(ctx, m, o, feat, basis.K, zp, threads, func() groupEstimator {
-		ws := f.NewWorkspace()
-		pg := make([]float64, f.Len())
-		return func(pos []int32, est []float64) float64 {
-			gather(est, z, pos, o.Patch)
-			gather(pg, zp, pos, o.Patch)
-			return f.Apply(est, est, pg, sigma, ws)
-		}
-	}, progress)
+	zh, err := filterGroups(ctx, z, zp, feat, sigma, o, threads, progress)
 	if err != nil {
 		return nil, err
 	}

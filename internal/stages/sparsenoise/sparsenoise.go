@@ -28,7 +28,6 @@
 package sparsenoise
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -235,7 +234,7 @@ func Detect(c *msi.Cube) *Report {
 	r := newReport(c)
 	n := c.Height * c.Width
 	detectDead(c, r)
-	eachBand(c.Bands, func(b int) {
+	parallel.Each(c.Bands, func(b int) {
 		band, mask := c.Band(b), r.Mask[b*n:(b+1)*n]
 		r.Impulses[b] = detectStuck(band, mask, c.Height, c.Width)
 		r.Sigma[b] = estimateSigma(band, mask, c.Height, c.Width)
@@ -284,18 +283,6 @@ func newReport(c *msi.Cube) *Report {
 		}
 	}
 	return r
-}
-
-// eachBand calls fn(b) for every band b on GOMAXPROCS goroutines. fn must
-// touch nothing but band b's own data, so the result does not depend on
-// the order of the calls.
-func eachBand(bands int, fn func(b int)) {
-	// The context is never cancelled and fn returns no error, so For
-	// returns none.
-	_ = parallel.For(context.Background(), bands, 0, func(_, b int) error {
-		fn(b)
-		return nil
-	})
 }
 
 // detectDead finds the dead columns and lines of every band of c and marks
@@ -632,7 +619,7 @@ func detectStripes(c *msi.Cube, r *Report) {
 	}
 	n := c.Height * c.Width
 	profiles := make([][]columnOffset, c.Bands)
-	eachBand(c.Bands, func(b int) {
+	parallel.Each(c.Bands, func(b int) {
 		profiles[b] = columnResiduals(c.Band(b), r.Mask[b*n:(b+1)*n], c.Height, c.Width, nil)
 	})
 	standardError := func(b, x int) float64 {

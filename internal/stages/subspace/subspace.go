@@ -19,7 +19,6 @@
 package subspace
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -142,7 +141,7 @@ func (bs *Basis) Project(y *msi.Cube) *msi.Cube {
 	}
 	z := msi.NewCube(y.Height, y.Width, bs.K)
 	// Every eigen-image is its own sum over the bands, on its own core.
-	eachPlane(bs.K, func(i int) {
+	parallel.Each(bs.K, func(i int) {
 		zi := z.Band(i)
 		for b := range bs.Bands {
 			e, mu := bs.E[b*bs.K+i], bs.Mean[b]
@@ -161,7 +160,7 @@ func (bs *Basis) Reconstruct(z *msi.Cube) *msi.Cube {
 		panic(fmt.Sprintf("subspace: Reconstruct: cube has %d bands, basis dimension %d", z.Bands, bs.K))
 	}
 	y := msi.NewCube(z.Height, z.Width, bs.Bands)
-	eachPlane(bs.Bands, func(b int) {
+	parallel.Each(bs.Bands, func(b int) {
 		yb := y.Band(b)
 		for p := range yb {
 			yb[p] = bs.Mean[b]
@@ -174,18 +173,6 @@ func (bs *Basis) Reconstruct(z *msi.Cube) *msi.Cube {
 		}
 	})
 	return y
-}
-
-// eachPlane calls fn(i) for every i in [0, n) on GOMAXPROCS goroutines;
-// each call writes one plane of its own, so the result does not depend on
-// their order.
-func eachPlane(n int, fn func(i int)) {
-	// The context is never cancelled and fn returns no error, so For
-	// returns none.
-	_ = parallel.For(context.Background(), n, 0, func(_, i int) error {
-		fn(i)
-		return nil
-	})
 }
 
 // SignalPower returns, for each direction eᵢ of the basis, the power of
