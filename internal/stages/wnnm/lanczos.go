@@ -23,7 +23,9 @@ import (
 // grows by lanczosGrow steps until every Ritz value above the noise floor
 // has a residual below lanczosTol of the largest and at least
 // lanczosGuard Ritz values lie below the floor (doubling while fewer do);
-// at g steps it is the whole space and the pairs are exact. A Ritz value
+// at g steps it is the whole space and the pairs are exact. The residuals
+// are first predicted from the eigenvalues alone (ritzResidualsSmall), so
+// the eigenvectors of T are computed once a group, not at every check. A Ritz value
 // never exceeds the eigenvalue it approaches (Cauchy interlacing), so one
 // above the floor always belongs to an eigenvalue above it.
 //
@@ -116,6 +118,10 @@ func (s *Shrinker) lanczos(ws *Workspace, floor float64) int {
 			target = min(g, max(m+lanczosGrow, 2*m))
 			continue
 		}
+		if !done && !ritzResidualsSmall(ws, m, above) {
+			target = min(g, m+lanczosGrow)
+			continue
+		}
 		// Ritz pairs of T (m×m): eigenvalues ascending in d, vectors in
 		// the columns of sv (row-major, m×m).
 		sv := ws.ritz[:m*m]
@@ -149,6 +155,74 @@ func (s *Shrinker) lanczos(ws *Workspace, floor float64) int {
 		}
 		target = min(g, m+lanczosGrow)
 	}
+}
+
+// ritzResidualsSmall reports whether the residuals of the top above Ritz
+// pairs of the m-step tridiagonal T (its eigenvalues ascending in
+// ws.tdiag[:m], from Dsterf) are all within lanczosTol of the largest, as
+// far as the eigenvalues of T and of its leading (m−1)×(m−1) block tell.
+//
+// Why: the residual of the Ritz pair (θ_k, Q·s_k) is β_m·|s_k(m)|, and the
+// last component of an eigenvector of a tridiagonal matrix follows from
+// the eigenvalues θ of T and μ of its leading block alone,
+//
+//	s_k(m)² = ∏_j (θ_k − μ_j) / ∏_{i≠k} (θ_k − θ_i),
+//
+// an O(m²) test that spares the O(m³) eigenvectors (Dsteqr) of every
+// check at which the space must still grow: groups with many components
+// check several times. By interlacing, θ_j ≤ μ_j ≤ θ_{j+1}, the product is
+// taken as the factors (θ_k − μ_j)/(θ_k − θ_j) for j < k and
+// (μ_j − θ_k)/(θ_{j+1} − θ_k) for j ≥ k, each in [0, 1], so it neither
+// overflows nor loses the small values that matter. Rounding can make it
+// wrong for clustered values; the caller confirms a positive answer with
+// the eigenvectors, so an error costs time, never accuracy.
+func ritzResidualsSmall(ws *Workspace, m, above int) bool {
+	theta := ws.tdiag[:m]
+	mu, e := ws.lead[:m-1], ws.toff[:max(m-2, 0)]
+	copy(mu, ws.alpha[:m-1])
+	copy(e, ws.beta[:max(m-2, 0)])
+	impl := gonumlapack.Implementation{}
+	if !impl.Dsterf(m-1, mu, e) {
+		panic("lowrank: the Lanczos tridiagonal did not converge")
+	}
+	tol := lanczosTol * math.Max(theta[m-1], 0)
+	b := ws.beta[m-1]
+	for k := m - above; k < m; k++ {
+		if b*math.Sqrt(lastComponentSq(theta, mu, k)) > tol {
+			return false
+		}
+	}
+	return true
+}
+
+// lastComponentSq returns the square of the last component of the unit
+// eigenvector for theta[k] of a symmetric tridiagonal matrix whose
+// eigenvalues, ascending, are theta and those of its leading block mu
+// (one fewer), by the product of ritzResidualsSmall.
+func lastComponentSq(theta, mu []float64, k int) float64 {
+	s2 := 1.0
+	for j, u := range mu {
+		var f float64
+		if j < k {
+			f = ratio(theta[k]-u, theta[k]-theta[j])
+		} else {
+			f = ratio(u-theta[k], theta[j+1]-theta[k])
+		}
+		if s2 *= f; s2 == 0 {
+			break
+		}
+	}
+	return s2
+}
+
+// ratio returns a/b clamped to [0, 1], and 1 when b is not positive (equal
+// Ritz values, where interlacing forces a = 0 too and the factor is
+// undetermined).
+func ratio(a, b float64) float64 {
+	if !(b > 0) {
+		return 1
+	}
+	return min(1, max(0, a/b))
 }
 
 func dot(a, b []float64) float64 {

@@ -61,7 +61,8 @@ type Workspace struct {
 	w      []float64 // Lanczos step vector
 	h      []float64 // its coefficients on the basis
 	tdiag  []float64 // Ritz values, ascending
-	toff   []float64 // scratch off-diagonal of Dsteqr
+	toff   []float64 // scratch off-diagonal of Dsterf and Dsteqr
+	lead   []float64 // eigenvalues of the tridiagonal's leading block
 	ritz   []float64 // eigenvectors of the Lanczos tridiagonal
 	vals   []float64 // the Ritz values above the noise, descending
 	z      []float64 // their Ritz vectors, one g-vector each
@@ -85,6 +86,7 @@ func (s *Shrinker) NewWorkspace() *Workspace {
 		h:      make([]float64, g),
 		tdiag:  make([]float64, g),
 		toff:   make([]float64, g),
+		lead:   make([]float64, g),
 		ritz:   make([]float64, g*g),
 		vals:   make([]float64, g),
 		z:      make([]float64, g*g),

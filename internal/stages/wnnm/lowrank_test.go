@@ -3,8 +3,11 @@ package wnnm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/lapack"
+	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -239,5 +242,48 @@ func TestShrinkEqualSingularValues(t *testing.T) {
 	}
 	if e := relErr(got, want); e > 1e-9 {
 		t.Errorf("relative error %.3g against the SVD closed form", e)
+	}
+}
+
+// TestLastComponentSq checks the last components of a tridiagonal's
+// eigenvectors, computed from its eigenvalues and its leading block's,
+// against the eigenvectors from gonum's Dsteqr, on random tridiagonals
+// with well separated and with clustered eigenvalues.
+func TestLastComponentSq(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 1))
+	impl := gonumlapack.Implementation{}
+	for _, m := range []int{2, 3, 7, 30, 120} {
+		for _, clustered := range []bool{false, true} {
+			alpha, beta := make([]float64, m), make([]float64, m-1)
+			for i := range alpha {
+				alpha[i] = 10 * rng.Float64()
+				if clustered {
+					alpha[i] = float64(i % 3)
+				}
+			}
+			for i := range beta {
+				beta[i] = 0.5 + rng.Float64()
+				if clustered && i%4 == 0 {
+					beta[i] = 1e-6 * rng.Float64()
+				}
+			}
+			theta, e := slices.Clone(alpha), slices.Clone(beta)
+			z := make([]float64, m*m)
+			work := make([]float64, max(1, 2*m-2))
+			if !impl.Dsteqr(lapack.EVTridiag, m, theta, e, z, m, work) {
+				t.Fatal("Dsteqr did not converge")
+			}
+			mu, e2 := slices.Clone(alpha[:m-1]), slices.Clone(beta[:max(m-2, 0)])
+			if !impl.Dsterf(m-1, mu, e2) {
+				t.Fatal("Dsterf did not converge")
+			}
+			for k := range m {
+				want := z[(m-1)*m+k] * z[(m-1)*m+k]
+				got := lastComponentSq(theta, mu, k)
+				if math.Abs(got-want) > 1e-9 {
+					t.Errorf("m=%d clustered=%v k=%d: s² = %.12g, want %.12g", m, clustered, k, got, want)
+				}
+			}
+		}
 	}
 }
