@@ -10,15 +10,32 @@ import (
 
 // groupEstimator turns one group into its estimate. It is given the flat
 // top-left positions (y*W + x) of the group's K members and fills est with
-// K patches of c bands × p×p pixels, element (j, b, dy, dx) at
-// ((j*c + b)*p + dy)*p + dx, returning the group's aggregation weight. One
-// estimator serves one goroutine.
+// K patches of c bands × p×p pixels in the layout collaborate was given,
+// returning the group's aggregation weight. One estimator serves one
+// goroutine.
 type groupEstimator func(pos []int32, est []float64) (weight float64)
 
+// patchLayout is the order of the values of a group's patches.
+type patchLayout int
+
+const (
+	// bandMajor puts element (j, b, dy, dx) of member j at
+	// ((j*c + b)*p + dy)*p + dx: each band of a patch is a p×p block,
+	// as the Wiener filter's 2-D transforms want (gather).
+	bandMajor patchLayout = iota
+	// pixelMajor puts it at ((j*p + dy)*p + dx)*c + b: a patch row is
+	// p·c consecutive values of a pixel-interleaved cube, one copy
+	// instead of c (gatherInterleaved). The low-rank estimate does not
+	// depend on the order of a patch's values, and its groups are many
+	// thin patches (4×4 pixels × up to 31 eigen-images), for which the
+	// c copies of p values each cost as much as the matching.
+	pixelMajor
+)
+
 // collaborate matches groups on feat and aggregates the estimates of every
-// group into a cube of c bands: each voxel is Σ ω·v / Σ ω over the group
-// members covering it, ω the weight of their group. Voxels covered by no
-// member keep the value of fallback.
+// group, in the given layout, into a cube of c bands: each voxel is
+// Σ ω·v / Σ ω over the group members covering it, ω the weight of their
+// group. Voxels covered by no member keep the value of fallback.
 //
 // Determinism without locks: reference rows are cut into bands of
 // consecutive rows tall enough that a band's groups reach only image rows
@@ -27,7 +44,7 @@ type groupEstimator func(pos []int32, est []float64) (weight float64)
 // parallel first, then the odd ones, each band in row order, so every voxel
 // receives its contributions in the same order whatever the number of
 // workers.
-func collaborate(ctx context.Context, m *blockmatch.Matcher, o blockmatch.Options, feat *msi.Cube, c int,
+func collaborate(ctx context.Context, m *blockmatch.Matcher, o blockmatch.Options, feat *msi.Cube, c int, layout patchLayout,
 	fallback *msi.Cube, threads int, newEstimator func() groupEstimator, progress func(rows int)) (*msi.Cube, error) {
 	h, w, p := feat.Height, feat.Width, o.Patch
 	rows, cols := m.Refs()
@@ -67,7 +84,11 @@ func collaborate(ctx context.Context, m *blockmatch.Matcher, o blockmatch.Option
 				for j := range cols {
 					group := wk.pos[j*k : (j+1)*k]
 					weight := wk.eval(group, wk.est)
-					addGroup(num, den, wk.est, group, weight, h, w, c, p)
+					if layout == pixelMajor {
+						addGroupInterleaved(num, den, wk.est, group, weight, w, c, p)
+					} else {
+						addGroup(num, den, wk.est, group, weight, h, w, c, p)
+					}
 				}
 				if progress != nil {
 					progress(1)
@@ -82,16 +103,63 @@ func collaborate(ctx context.Context, m *blockmatch.Matcher, o blockmatch.Option
 	out := msi.NewCube(h, w, c)
 	for b := range c {
 		ob, fb := out.Band(b), fallback.Band(b)
-		nb := num[b*h*w : (b+1)*h*w]
 		for i, d := range den {
-			if d > 0 {
-				ob[i] = nb[i] / d
-			} else {
+			switch {
+			case d <= 0:
 				ob[i] = fb[i]
+			case layout == pixelMajor:
+				ob[i] = num[i*c+b] / d
+			default:
+				ob[i] = num[b*h*w+i] / d
 			}
 		}
 	}
 	return out, nil
+}
+
+// addGroupInterleaved is addGroup for estimates in pixelMajor layout and
+// num pixel-interleaved (voxel (y, x, b) at (y*w + x)*c + b).
+func addGroupInterleaved(num, den, est []float64, group []int32, weight float64, w, c, p int) {
+	row := p * c
+	for j, at := range group {
+		e := est[j*p*row:]
+		for dy := range p {
+			dst := num[(int(at)+dy*w)*c:][:row]
+			for i, v := range e[dy*row:][:row] {
+				dst[i] += weight * v
+			}
+			d := den[int(at)+dy*w:][:p]
+			for i := range d {
+				d[i] += weight
+			}
+		}
+	}
+}
+
+// interleave returns the values of cube pixel-interleaved: voxel (y, x, b)
+// at (y*W + x)*Bands + b, what gatherInterleaved reads.
+func interleave(cube *msi.Cube) []float64 {
+	hw, c := cube.Height*cube.Width, cube.Bands
+	out := make([]float64, hw*c)
+	for b := range c {
+		for i, v := range cube.Band(b) {
+			out[i*c+b] = v
+		}
+	}
+	return out
+}
+
+// gatherInterleaved copies the members of a group from the
+// pixel-interleaved values of a cube w pixels wide with c bands into dst in
+// pixelMajor layout.
+func gatherInterleaved(dst, cube []float64, group []int32, w, c, p int) {
+	row := p * c
+	for j, at := range group {
+		d := dst[j*p*row:]
+		for dy := range p {
+			copy(d[dy*row:][:row], cube[(int(at)+dy*w)*c:][:row])
+		}
+	}
 }
 
 // addGroup adds weight × every member's estimate into num and weight into

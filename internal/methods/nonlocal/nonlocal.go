@@ -81,11 +81,11 @@ const (
 )
 
 const (
-	pilotStride    = 4   // default spatial step of the 2DSC pilot
-	wnnmC          = 8.0 // c of the WNNM weights c·√K·σ²/(ŝ + ε)
-	wienerFeatures = 8   // spectral eigen-images the Wiener groups are matched on
-	regLambda      = 0.1 // λ of iterative regularisation
-	regDelta       = 0.6 // δ of iterative regularisation
+	pilotStride   = 4   // default spatial step of the 2DSC pilot
+	wnnmC         = 8.0 // c of the WNNM weights c·√K·σ²/(ŝ + ε)
+	matchFeatures = 8   // spectral eigen-images every stage's groups are matched on
+	regLambda     = 0.1 // λ of iterative regularisation
+	regDelta      = 0.6 // δ of iterative regularisation
 )
 
 // Resolve returns o with its zero fields set to the defaults for noise of
@@ -264,7 +264,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			if i < o.Wiener-1 {
 				return subspaceWienerStage(ctx, noisy, x, sigma, WienerSubspace(noisy.Bands), wienerShape, o.Threads, pr)
 			}
-			return wienerStage(ctx, noisy, x, sigma, wienerFeatures, wienerShape, o.Threads, pr)
+			return wienerStage(ctx, noisy, x, sigma, matchFeatures, wienerShape, o.Threads, pr)
 		}); err != nil {
 			return nil, denoise.Result{}, err
 		}

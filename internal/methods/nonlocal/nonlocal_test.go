@@ -45,28 +45,63 @@ func TestCollaborateIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		identity := func() groupEstimator {
-			return func(pos []int32, est []float64) float64 {
-				gather(est, c, pos, sh.o.Patch)
-				return 1 + float64(pos[0]%7) // any positive weight
-			}
-		}
-		fallback := msi.NewCube(sh.h, sh.w, sh.b)
-		var outs []*msi.Cube
-		for _, threads := range []int{1, 3} {
-			out, err := collaborate(context.Background(), m, sh.o, c, sh.b, fallback, threads, identity, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, v := range out.Data {
-				if math.Abs(v-c.Data[i]) > 1e-9*(1+math.Abs(c.Data[i])) {
-					t.Fatalf("%+v: voxel %d is %v, want %v", sh, i, v, c.Data[i])
+		ci := interleave(c)
+		for _, layout := range []patchLayout{bandMajor, pixelMajor} {
+			identity := func() groupEstimator {
+				return func(pos []int32, est []float64) float64 {
+					if layout == pixelMajor {
+						gatherInterleaved(est, ci, pos, sh.w, sh.b, sh.o.Patch)
+					} else {
+						gather(est, c, pos, sh.o.Patch)
+					}
+					return 1 + float64(pos[0]%7) // any positive weight
 				}
 			}
-			outs = append(outs, out)
+			fallback := msi.NewCube(sh.h, sh.w, sh.b)
+			var outs []*msi.Cube
+			for _, threads := range []int{1, 3} {
+				out, err := collaborate(context.Background(), m, sh.o, c, sh.b, layout, fallback, threads, identity, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range out.Data {
+					if math.Abs(v-c.Data[i]) > 1e-9*(1+math.Abs(c.Data[i])) {
+						t.Fatalf("%+v layout %d: voxel %d is %v, want %v", sh, layout, i, v, c.Data[i])
+					}
+				}
+				outs = append(outs, out)
+			}
+			if !slices.Equal(outs[0].Data, outs[1].Data) {
+				t.Errorf("%+v layout %d: 1 and 3 workers differ", sh, layout)
+			}
 		}
-		if !slices.Equal(outs[0].Data, outs[1].Data) {
-			t.Errorf("%+v: 1 and 3 workers differ", sh)
+	}
+}
+
+// TestGatherLayouts: the two layouts hold the same values of a group,
+// element (j, b, dy, dx) of one at the place of the other.
+func TestGatherLayouts(t *testing.T) {
+	const h, w, c, p = 9, 11, 3, 4
+	cube := randomCube(rand.New(rand.NewPCG(7, 8)), h, w, c)
+	group := []int32{0, 5*w + 7, 2*w + 3}
+	bm := make([]float64, len(group)*c*p*p)
+	pm := make([]float64, len(bm))
+	gather(bm, cube, group, p)
+	gatherInterleaved(pm, interleave(cube), group, w, c, p)
+	for j, at := range group {
+		y, x := int(at)/w, int(at)%w
+		for b := range c {
+			for dy := range p {
+				for dx := range p {
+					want := cube.At(y+dy, x+dx, b)
+					if got := bm[((j*c+b)*p+dy)*p+dx]; got != want {
+						t.Fatalf("bandMajor (%d,%d,%d,%d) = %v, want %v", j, b, dy, dx, got, want)
+					}
+					if got := pm[((j*p+dy)*p+dx)*c+b]; got != want {
+						t.Fatalf("pixelMajor (%d,%d,%d,%d) = %v, want %v", j, b, dy, dx, got, want)
+					}
+				}
+			}
 		}
 	}
 }
@@ -79,7 +114,7 @@ func TestCollaborateFallback(t *testing.T) {
 	zero := func() groupEstimator {
 		return func(pos []int32, est []float64) float64 { gather(est, c, pos, 2); return 0 }
 	}
-	out, err := collaborate(context.Background(), m, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, fallback, 2, zero, nil)
+	out, err := collaborate(context.Background(), m, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, bandMajor, fallback, 2, zero, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,10 @@ import (
 // μ the noisy cube's mean spectrum (unbiased, where the 2DSC pilot's band
 // means are off by several units), the basis E of the pilot's top-k
 // spectral directions about μ, the eigen-images Z = (Y − μ)E of the noisy
-// cube (noise stays white with the same σ) and Zp of the pilot, groups of K similar p×p×k patches of Z matched on Zp,
-// each group shrunk by the weighted nuclear norm (package wnnm), the
-// groups averaged back with equal weights, and ZEᵀ + μ.
+// cube (noise stays white with the same σ) and Zp of the pilot, groups of
+// K similar p×p×k patches of Z matched on Zp's leading eigen-images
+// (leading), each group shrunk by the weighted nuclear norm (package wnnm),
+// the groups averaged back with equal weights, and ZEᵀ + μ.
 func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int, o blockmatch.Options, c float64, threads int, progress func(int)) (*msi.Cube, error) {
 	basis, err := subspace.Fit(pilot, subspace.MeanSpectrum(y), min(k, y.Bands))
 	if err != nil {
@@ -31,10 +32,11 @@ func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int,
 	}
 	n, d := m.K(), o.Patch*o.Patch*basis.K
 	shrinker := wnnm.New(n, d)
-	zh, err := collaborate(ctx, m, o, zp, basis.K, zp, threads, func() groupEstimator {
+	zi := interleave(z)
+	zh, err := collaborate(ctx, m, o, leading(zp, matchFeatures), basis.K, pixelMajor, zp, threads, func() groupEstimator {
 		ws := shrinker.NewWorkspace()
 		return func(pos []int32, est []float64) float64 {
-			gather(est, z, pos, o.Patch)
+			gatherInterleaved(est, zi, pos, z.Width, z.Bands, o.Patch)
 			shrinker.Shrink(est, est, sigma, c, ws)
 			return 1
 		}
@@ -92,7 +94,7 @@ func filterGroups(ctx context.Context, noisy, oracle, feat *msi.Cube, sigma floa
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
-	return collaborate(ctx, m, o, feat, noisy.Bands, oracle, threads, func() groupEstimator {
+	return collaborate(ctx, m, o, feat, noisy.Bands, bandMajor, oracle, threads, func() groupEstimator {
 		ws := f.NewWorkspace()
 		pg := make([]float64, f.Len())
 		return func(pos []int32, est []float64) float64 {
@@ -101,6 +103,18 @@ func filterGroups(ctx context.Context, noisy, oracle, feat *msi.Cube, sigma floa
 			return f.Apply(est, est, pg, sigma, ws)
 		}
 	}, progress)
+}
+
+// leading returns the first n bands of the eigen-images z (all of them if
+// it has fewer), sharing z's memory: what every stage matches its groups
+// on. The trailing eigen-images hold little signal and add their noise to
+// every distance; on full scenes at σ = 10, where the low-rank stage keeps
+// 15 of them, matching on 8 gives the same PSNR (±0.005 dB) for a fraction
+// of the matching (docs/results.md).
+func leading(z *msi.Cube, n int) *msi.Cube {
+	f := &msi.Cube{Height: z.Height, Width: z.Width, Bands: min(n, z.Bands)}
+	f.Data = z.Data[:f.Bands*z.Height*z.Width]
+	return f
 }
 
 // spectral applies the B×B matrix t (row-major) to the spectrum of every
@@ -138,12 +152,7 @@ func subspaceWienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64,
 		return nil, err
 	}
 	z, zp := basis.Project(y), basis.Project(pilot)
-	// Matched on the leading eigen-images only, as the full-spectrum pass
-	// is on the same number of features: the trailing ones hold little
-	// signal and add their noise to every distance.
-	feat := &msi.Cube{Height: zp.Height, Width: zp.Width, Bands: min(wienerFeatures, basis.K)}
-	feat.Data = zp.Data[:feat.Bands*zp.Height*zp.Width]
-	zh, err := filterGroups(ctx, z, zp, feat, sigma, o, threads, progress)
+	zh, err := filterGroups(ctx, z, zp, leading(zp, matchFeatures), sigma, o, threads, progress)
 	if err != nil {
 		return nil, err
 	}
