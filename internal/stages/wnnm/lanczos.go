@@ -48,7 +48,7 @@ const (
 // is larger. A pair is only needed to within a small part of the noise
 // (its error moves the estimate by about residual/gap), and converging the
 // components just above the floor, which sit next to the noise's own, to
-// 1e-7 of a strong leading component cost 14–25 % more steps on the
+// 1e-7 of a strong leading component cost 13–24 % more steps on the
 // nonlocal method's groups at σ = 10 (256×256 crops of CAVE scenes) for
 // no more than 0.001 dB.
 func residualTol(theta, floor float64) float64 {
