@@ -49,11 +49,7 @@ func TestCollaborateIdentity(t *testing.T) {
 		for _, layout := range []patchLayout{bandMajor, pixelMajor} {
 			identity := func() groupEstimator {
 				return func(pos []int32, est []float64) float64 {
-					if layout == pixelMajor {
-						gatherInterleaved(est, ci, pos, sh.w, sh.b, sh.o.Patch)
-					} else {
-						gather(est, c, pos, sh.o.Patch)
-					}
+					ci.gather(est, pos, sh.o.Patch, layout)
 					return 1 + float64(pos[0]%7) // any positive weight
 				}
 			}
@@ -86,8 +82,9 @@ func TestGatherLayouts(t *testing.T) {
 	group := []int32{0, 5*w + 7, 2*w + 3}
 	bm := make([]float64, len(group)*c*p*p)
 	pm := make([]float64, len(bm))
-	gather(bm, cube, group, p)
-	gatherInterleaved(pm, interleave(cube), group, w, c, p)
+	ci := interleave(cube)
+	ci.gather(bm, group, p, bandMajor)
+	ci.gather(pm, group, p, pixelMajor)
 	for j, at := range group {
 		y, x := int(at)/w, int(at)%w
 		for b := range c {
@@ -112,7 +109,7 @@ func TestCollaborateFallback(t *testing.T) {
 	fallback := randomCube(rand.New(rand.NewPCG(5, 6)), 10, 10, 2)
 	m, _ := blockmatch.New(10, 10, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1})
 	zero := func() groupEstimator {
-		return func(pos []int32, est []float64) float64 { gather(est, c, pos, 2); return 0 }
+		return func(pos []int32, est []float64) float64 { interleave(c).gather(est, pos, 2, bandMajor); return 0 }
 	}
 	out, err := collaborate(context.Background(), m, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, bandMajor, fallback, 2, zero, nil)
 	if err != nil {

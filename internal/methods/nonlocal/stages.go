@@ -36,7 +36,7 @@ func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int,
 	zh, err := collaborate(ctx, m, o, leading(zp, matchFeatures), basis.K, pixelMajor, zp, threads, func() groupEstimator {
 		ws := shrinker.NewWorkspace()
 		return func(pos []int32, est []float64) float64 {
-			gatherInterleaved(est, zi, pos, z.Width, z.Bands, o.Patch)
+			zi.gather(est, pos, o.Patch, pixelMajor)
 			shrinker.Shrink(est, est, sigma, c, ws)
 			return 1
 		}
@@ -94,12 +94,13 @@ func filterGroups(ctx context.Context, noisy, oracle, feat *msi.Cube, sigma floa
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
+	ni, oi := interleave(noisy), interleave(oracle)
 	return collaborate(ctx, m, o, feat, noisy.Bands, bandMajor, oracle, threads, func() groupEstimator {
 		ws := f.NewWorkspace()
 		pg := make([]float64, f.Len())
 		return func(pos []int32, est []float64) float64 {
-			gather(est, noisy, pos, o.Patch)
-			gather(pg, oracle, pos, o.Patch)
+			ni.gather(est, pos, o.Patch, bandMajor)
+			oi.gather(pg, pos, o.Patch, bandMajor)
 			return f.Apply(est, est, pg, sigma, ws)
 		}
 	}, progress)
