@@ -33,6 +33,7 @@ threads is OPENBLAS_NUM_THREADS (or "default" when unset).
 """
 
 import argparse
+import ctypes
 import os
 import sys
 import time
@@ -117,6 +118,29 @@ def fista(x, a, beta, iters):
     return b, time.perf_counter() - start
 
 
+def blas_name():
+    """numpy's BLAS as the process loaded it: the library file and, for
+    OpenBLAS, its own configuration string (version and kernel)."""
+    np.ones((64, 64)) @ np.ones((64, 64))
+    libs = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path) and ".so" in path:
+                libs.add(path)
+    names = []
+    for path in sorted(libs):
+        name = os.path.realpath(path)
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            name += " (" + lib.openblas_get_config().decode() + ")"
+        except (OSError, AttributeError):
+            pass
+        names.append(name)
+    return ", ".join(names) or "unknown"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("crop_dir")
@@ -133,6 +157,7 @@ def main():
     d = np.fromfile(os.path.join(args.export_dir, "dictionary.f64"), "<f8").reshape(R, K, M)
     a = bcirc(d)
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    print("numpy %s, BLAS %s, OPENBLAS_NUM_THREADS=%s" % (np.__version__, blas_name(), threads))
     for beta in args.beta:
         times = []
         for _ in range(args.repeat):
