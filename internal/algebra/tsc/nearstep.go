@@ -60,8 +60,8 @@ import (
 // The constants were set on the paper's setting (BenchmarkEncodePaper,
 // docs/results.md).
 const (
-	reachFrac  = 0.25 // h = reachFrac·β/L
-	closeRatio = 4
+	reachFrac  = 0.15 // h = reachFrac·β/L
+	closeRatio = 2
 	// A step that could compute the near positions (U near, h/closeRatio ≤
 	// δ < h) is made full instead when δ has changed by less than
 	// settleFrac·h/closeRatio since the previous step: FISTA has settled
