@@ -101,7 +101,7 @@ type anchor struct {
 	mark              []float64 // R·K values, zero between uses: Y_q scattered for a distance
 	runs              []int32   // R·K slots: the starts of the runs of a near step
 	wide              []int32   // R·K slots: the positions of a full step above τ − h
-	merge             []int32   // R·K slots: the anchor's positions, sorted
+	merge             []int32   // R·K slots: the anchor's positions not above τ − h, sorted
 
 	// The settled steps (runSettled), over the close positions c and the
 	// support s.
@@ -276,28 +276,36 @@ func (e *Encoder) setAnchor(ws *Workspace, w []float64, nl int, idx []int32, val
 	for _, i := range a.near[:a.nnear] {
 		a.listed[i] = notListed
 	}
-	// Merge the positions of Y_q (sorted) into those above τ − h.
+	// The positions above τ − h, and those of Y_q that are not (a few
+	// at most, sorted and merged in).
 	wide := a.wide[:nl]
-	pos := a.merge[:len(idx)]
-	copy(pos, idx)
-	slices.Sort(pos)
-	out := a.near[:0]
-	for len(wide) > 0 || len(pos) > 0 {
-		switch {
-		case len(pos) == 0 || len(wide) > 0 && wide[0] < pos[0]:
-			out = append(out, wide[0])
-			wide = wide[1:]
-		case len(wide) == 0 || pos[0] < wide[0]:
-			out = append(out, pos[0])
-			a.listed[pos[0]] = listedClose
-			pos = pos[1:]
-		default:
-			out = append(out, pos[0])
-			a.listed[pos[0]] = listedClose
-			wide, pos = wide[1:], pos[1:]
-		}
+	for _, i := range wide {
+		a.listed[i] = listedNear
 	}
-	a.nnear = len(out)
+	extra := a.merge[:0]
+	for _, i := range idx {
+		if a.listed[i] == notListed {
+			extra = append(extra, i)
+		}
+		a.listed[i] = listedClose
+	}
+	if len(extra) == 0 {
+		a.near, a.wide = a.wide, a.near
+		a.nnear = nl
+	} else {
+		slices.Sort(extra)
+		out := a.near[:0]
+		for len(wide) > 0 || len(extra) > 0 {
+			if len(extra) == 0 || len(wide) > 0 && wide[0] < extra[0] {
+				out = append(out, wide[0])
+				wide = wide[1:]
+			} else {
+				out = append(out, extra[0])
+				extra = extra[1:]
+			}
+		}
+		a.nnear = len(out)
+	}
 	na, nc := 0, 0
 	for _, i := range a.near[:a.nnear] {
 		v := w[i]
@@ -452,35 +460,33 @@ func (e *Encoder) runSettled(ws *Workspace, b *tproduct.Tensor, j int32, wt *wei
 	done := false
 	for wt.p <= maxIter && dist+mu*l1 < limit {
 		settledStep(wc, cc, runs, y)
-		above := 0
+		// Stop if a close position off S rises above β/L or a code on S
+		// becomes zero (flags without branches: the loops stay short).
+		leaves := 0
 		for _, c := range rest {
-			above |= isAbove(wc[c], tb)
+			leaves |= isAbove(wc[c], tb)
 		}
-		if above != 0 {
+		for s, c := range at {
+			v := softThreshold(wc[c], tau)
+			bn[s] = v
+			leaves |= isZero(v)
+		}
+		if leaves != 0 {
 			break
 		}
 		om := wt.weight()
 		var diff2, norm2 float64
 		l1, dist = 0, 0
-		leaves, zero := false, false
-		for s, c := range at {
-			v := softThreshold(wc[c], tau)
-			if v == 0 {
-				leaves = true
-			}
+		zero := 0
+		for s, v := range bn {
 			d := v - bo[s]
 			diff2 += float64(d * d)
 			norm2 += float64(v * v)
 			next := v + float64(om*d)
-			if next == 0 {
-				zero = true
-			}
-			bn[s], yn[s] = v, next
+			yn[s] = next
+			zero |= isZero(next)
 			l1 += math.Abs(next)
 			dist += off[s] * math.Abs(next-yq[s])
-		}
-		if leaves {
-			break
 		}
 		y, yn = yn, y
 		bo, bn = bn, bo
@@ -489,7 +495,7 @@ func (e *Encoder) runSettled(ws *Workspace, b *tproduct.Tensor, j int32, wt *wei
 			done = true
 			break
 		}
-		if zero {
+		if zero != 0 {
 			break
 		}
 	}
@@ -507,6 +513,12 @@ func (e *Encoder) runSettled(ws *Workspace, b *tproduct.Tensor, j int32, wt *wei
 	}
 	ws.nnz[j] = int32(cnt)
 	return done
+}
+
+// isZero returns 1 if v is zero (of either sign) and 0 otherwise, without
+// a branch: |v| − 1 wraps to a number with its top bit set only for 0.
+func isZero(v float64) int {
+	return int((math.Float64bits(v)&signMask - 1) >> 63)
 }
 
 // settledStep sets w[c] = src[c] + Σ_s y[s]·runs[s·len(w)+c] for every c,

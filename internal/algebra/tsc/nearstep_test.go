@@ -246,6 +246,20 @@ func TestIsAbove(t *testing.T) {
 	}
 }
 
+func TestIsZero(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want int
+	}{
+		{0, 1}, {math.Copysign(0, -1), 1}, {math.SmallestNonzeroFloat64, 0}, {-1, 0},
+		{math.NaN(), 0}, {math.Inf(1), 0}, {math.Inf(-1), 0},
+	} {
+		if got := isZero(c.v); got != c.want {
+			t.Errorf("isZero(%v) = %d, want %d", c.v, got, c.want)
+		}
+	}
+}
+
 // TestWeightsFollowRecurrence checks the momentum weights, from the table
 // and past its end, against the recurrence t_{p+1} = (1+√(1+4t_p²))/2,
 // bit for bit, also from a copy taken on the way (as finish gets it).
