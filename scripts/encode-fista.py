@@ -134,10 +134,11 @@ def blas_name():
         try:
             lib = ctypes.CDLL(path)
             lib.openblas_get_config.restype = ctypes.c_char_p
-            name += " (" + lib.openblas_get_config().decode() + ")"
+            name = lib.openblas_get_config().decode() + " (" + name + ")"
         except (OSError, AttributeError):
             pass
-        names.append(name)
+        if not any(n.split(" (")[0] == name.split(" (")[0] for n in names):
+            names.append(name)
     return ", ".join(names) or "unknown"
 
 

@@ -413,16 +413,31 @@ func (e *Encoder) runSettled(ws *Workspace, b *tproduct.Tensor, j int32, wt *wei
 	sup := ws.sup[lo : lo+ns]
 	bj := b.Lateral(int(j))
 	cp := ws.cp[lo : lo+rk]
+	// y and bo are Y_p and B_{p−1} on S; yn and bn the next ones, swapped
+	// in when an iteration is done.
+	y, bo, yn, bn, yq := a.y[:ns], a.bo[:ns], a.yn[:ns], a.bn[:ns], a.val[:ns]
+	off := a.off[:ns]
+	var l1, dist float64
+	for s, i := range sup {
+		off[s] = e.offPos[i]
+		y[s] = ws.val[lo+s]
+		bo[s] = bj[i]
+		l1 += math.Abs(y[s])
+		dist += off[s] * math.Abs(y[s]-yq[s])
+	}
+	mu := e.roundingMargin()
+	limit := a.closeReach - mu*(a.cmax+a.l1+e.tau)
+	if !(dist+mu*l1 < limit) {
+		// Not a close step: the caller makes the step, before any runs
+		// are cut.
+		return false
+	}
 	// The runs, one per position of S, over the close positions: A(close[c],
 	// S[s]) at s·nc + c.
 	runs := a.rows[:nc*ns]
 	cc, wc, onSup := a.cc[:nc], a.wc[:nc], a.onSup[:nc]
-	at, off := a.at[:ns], a.off[:ns]
-	// y and bo are Y_p and B_{p−1} on S; yn and bn the next ones, swapped
-	// in when an iteration is done.
-	y, bo, yn, bn, yq := a.y[:ns], a.bo[:ns], a.yn[:ns], a.bn[:ns], a.val[:ns]
+	at := a.at[:ns]
 	clear(onSup)
-	var l1, dist float64
 	for s, i := range sup {
 		c, found := slices.BinarySearch(close, i)
 		if !found {
@@ -431,11 +446,6 @@ func (e *Encoder) runSettled(ws *Workspace, b *tproduct.Tensor, j int32, wt *wei
 		}
 		at[s] = int32(c)
 		onSup[c] = true
-		off[s] = e.offPos[i]
-		y[s] = ws.val[lo+s]
-		bo[s] = bj[i]
-		l1 += math.Abs(y[s])
-		dist += off[s] * math.Abs(y[s]-yq[s])
 		run := runs[s*nc : (s+1)*nc]
 		tab := e.a2[e.aoff[i]:]
 		for c, p := range close {
@@ -452,8 +462,6 @@ func (e *Encoder) runSettled(ws *Workspace, b *tproduct.Tensor, j int32, wt *wei
 	}
 	// The loop reads only locals: the stores into the slices would make
 	// the compiler reload anything reached through a pointer.
-	mu := e.roundingMargin()
-	limit := a.closeReach - mu*(a.cmax+a.l1+e.tau)
 	tau, tb, tol := e.tau, e.tauBits, e.opt.Tol
 	maxIter := e.opt.MaxIter
 	it0 := wt.p
