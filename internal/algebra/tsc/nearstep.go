@@ -27,10 +27,10 @@ import (
 // |A_is| over i ≠ s: the largest entry of the lateral slice of A of the
 // atom of s, its (s, s) entry (1 − ‖D(:,s,:)‖²/L) left out. That entry is
 // most of A, the others are correlations of distinct or shifted atoms,
-// divided by L (a tenth of the diagonal on the paper's setting), so the
-// bound is tight. With δ = Σ_{s∈U} a_s|(Y_p − Y_q)_s| + μ: if every
-// position of U is near and δ < h, every position that is not near stays
-// below τ: its code is zero, and so was it at iterations q..p−1 (by the
+// divided by L (a twentieth to a tenth of the diagonal on the paper's
+// setting), so the bound is tight. With δ = Σ_{s∈U} a_s|(Y_p − Y_q)_s| + μ:
+// if every position of U is near and δ < h, every position that is not
+// near stays below τ: its code is zero, and so was it at iterations q..p−1 (by the
 // same argument), so it is not on the support of B_{p−1} either. The near
 // step computes w at the near positions only (at the close ones if they
 // hold U and δ < h/closeRatio), with the same sums in the same order as
