@@ -26,6 +26,10 @@ const (
 	pathAuto   codePath = iota // per batch and iteration, by the density of the codes
 	pathDense                  // Fourier domain, one matrix product per frequency slice
 	pathSparse                 // time domain, following the non-zeros of the codes
+	// pathFull is pathSparse with every step full and the batch going
+	// through each iteration together: the reference that the near steps
+	// must match bit for bit.
+	pathFull
 )
 
 // Encoder solves the sparse-coding problem of 2DSC for a fixed dictionary D
@@ -51,11 +55,18 @@ const (
 //     of transforms.
 //
 // Both compute the same step up to round-off. By default the cheaper is
-// chosen before every iteration from the number of non-zeros of the batch.
+// chosen before every iteration from the number of non-zeros of the batch,
+// and the batch goes through each iteration together. Once the sparse
+// evaluation is chosen after the first iteration, it stays: every patch
+// then runs all its remaining iterations on its own, one patch after the
+// other, so that its data stays in the processor's cache, and most of
+// those steps are near steps, which evaluate the step only where it can
+// reach the threshold β/L and give the same result bit for bit
+// (nearstep.go).
 //
 // The problem separates over patches, so every patch is iterated and
 // stopped (Tol) on its own; the result for a patch depends on the other
-// patches of its batch only through that choice of evaluation.
+// patches of its batch only through the choices of evaluation.
 //
 // An Encoder is immutable: it is safe for concurrent use by goroutines that
 // each use their own Workspace.
@@ -78,6 +89,19 @@ type Encoder struct {
 	amat tproduct.SliceMats // embeddings of I − Ĝ^(ℓ)/L
 	a2   []float64          // column q of A at [q·2KR, (q+1)·2KR): A(:,q,0..K−1) twice
 	aoff []int32            // aoff[t·R+q]: the start in a2 of A(:,q,(s−t) mod K), s = 0..K−1
+	// For the near steps (nearstep.go): a_s for every position s of a
+	// code; the reaches h and h/closeRatio; the bit patterns of β/L, of
+	// β/L − h and of β/L − h/closeRatio, the values above which a position
+	// has a non-zero code, or is near or close.
+	offPos                       []float64
+	reach, closeReach            float64
+	tauBits, nearBits, closeBits uint64
+
+	// momentum[p−1] is the momentum weight (t_p − 1)/t_{p+1} of iteration
+	// p ≤ min(MaxIter, momentumTable), the same for every patch; tEnd is
+	// t_{len(momentum)+1}, where the weights past the table start from.
+	momentum []float64
+	tEnd     float64
 
 	path codePath
 	// denseCost is the modelled cost of a dense Fourier step per patch, in
@@ -139,6 +163,15 @@ func NewEncoder(d *tproduct.Tensor, opt EncodeOptions) (*Encoder, error) {
 	e.g = gt.Data
 	e.d2, e.doff = doubledColumns(d.Data, m, r, k)
 
+	e.momentum = make([]float64, min(opt.MaxIter, momentumTable))
+	t := 1.0
+	for p := range e.momentum {
+		tn := nextT(t)
+		e.momentum[p] = (t - 1) / tn
+		t = tn
+	}
+	e.tEnd = t
+
 	e.cmat = tproduct.NewSliceMats(k, r, m)
 	e.amat = tproduct.NewSliceMats(k, r, r)
 	e.setLipschitz(lip)
@@ -156,6 +189,49 @@ func NewEncoder(d *tproduct.Tensor, opt EncodeOptions) (*Encoder, error) {
 	e.denseCost = tproduct.GemmCost*macs + tproduct.DFTCost*float64(r*k)*2
 	e.denseRecon = tproduct.GemmCost*reconMACs + tproduct.DFTCost*float64((r+m)*k)
 	return e, nil
+}
+
+// momentumTable bounds the momentum weights that NewEncoder computes in
+// advance; longer runs compute the rest as they go.
+const momentumTable = 4096
+
+// nextT returns t_{p+1} = (1+√(1+4t_p²))/2 of FISTA's momentum.
+func nextT(t float64) float64 {
+	return (1 + math.Sqrt(1+4*t*t)) / 2
+}
+
+// weights walks the momentum weights (t_p − 1)/t_{p+1} of iterations p,
+// p+1, …: from the Encoder's table, and past its end by the recurrence,
+// with the same values as the recurrence from t_1 = 1.
+type weights struct {
+	table []float64
+	tEnd  float64
+	p     int     // the iteration whose weight is next
+	t     float64 // t_p, once p is past the table
+}
+
+// firstWeight returns the weights from iteration 1.
+func (e *Encoder) firstWeight() weights {
+	return weights{table: e.momentum, tEnd: e.tEnd, p: 1}
+}
+
+// weight returns the momentum weight of iteration w.p.
+func (w *weights) weight() float64 {
+	if w.p <= len(w.table) {
+		return w.table[w.p-1]
+	}
+	return (w.t - 1) / nextT(w.t)
+}
+
+// next moves on to iteration w.p+1.
+func (w *weights) next() {
+	switch {
+	case w.p == len(w.table):
+		w.t = w.tEnd
+	case w.p > len(w.table):
+		w.t = nextT(w.t)
+	}
+	w.p++
 }
 
 // doubledColumns returns, for the rows×cols×k tensor data, the columns
@@ -204,6 +280,12 @@ func (e *Encoder) setLipschitz(lip float64) {
 		a[(q*e.k)*e.r+q]++
 	}
 	e.a2, e.aoff = doubledColumns(a, e.r, e.r, e.k)
+	e.offPos = offDiagonal(a, e.r, e.k)
+	e.reach = reachFrac * e.tau
+	e.closeReach = e.reach / closeRatio
+	e.tauBits = math.Float64bits(e.tau)
+	e.nearBits = math.Float64bits(e.tau - e.reach)
+	e.closeBits = math.Float64bits(e.tau - e.closeReach)
 }
 
 // Workspace is the scratch space of Encode and Reconstruct for batches of up
@@ -224,6 +306,7 @@ type Workspace struct {
 	nsup       []int32   // per patch: their number
 	iters      []int32   // per patch: the iterations done
 	act        []int32   // the patches still iterating
+	anc        anchor    // the near steps of the patch running on its own
 }
 
 // NewWorkspace returns the scratch space for batches of up to n patches. It
@@ -248,6 +331,7 @@ func (e *Encoder) NewWorkspace(n int) *Workspace {
 		nsup:  make([]int32, n),
 		iters: make([]int32, n),
 		act:   make([]int32, 0, n),
+		anc:   newAnchor(rk),
 	}
 }
 
@@ -299,12 +383,18 @@ func (e *Encoder) Encode(ws *Workspace, b, x *tproduct.Tensor, warm bool) int {
 		ws.act = append(ws.act, int32(j))
 	}
 
-	t := 1.0
-	for it := 1; it <= e.opt.MaxIter && len(ws.act) > 0; it++ {
-		tn := (1 + math.Sqrt(1+4*t*t)) / 2
-		om := (t - 1) / tn
-		t = tn
-		if e.sparseNext(ws) {
+	for wt := e.firstWeight(); wt.p <= e.opt.MaxIter && len(ws.act) > 0; wt.next() {
+		it := wt.p
+		sparse := e.sparseNext(ws)
+		if sparse && it > 1 && e.path != pathFull {
+			for _, j := range ws.act {
+				e.finish(ws, b, j, wt)
+			}
+			ws.act = ws.act[:0]
+			break
+		}
+		om := wt.weight()
+		if sparse {
 			ws.act = e.sparseStep(ws, b, om, int32(it))
 		} else {
 			ws.act = e.denseStep(ws, b, om, int32(it))
@@ -333,7 +423,7 @@ func (e *Encoder) sparseNext(ws *Workspace) bool {
 	switch e.path {
 	case pathDense:
 		return false
-	case pathSparse:
+	case pathSparse, pathFull:
 		return true
 	}
 	var nnz int
@@ -343,32 +433,46 @@ func (e *Encoder) sparseNext(ws *Workspace) bool {
 	return float64(nnz)*float64(e.r*e.k) < float64(len(ws.act))*e.denseCost
 }
 
-// sparseStep does one FISTA iteration of the active patches with the
-// time-domain, non-zero-driven gradient step, and returns the patches that
-// go on.
+// sparseStep does one FISTA iteration of the active patches with full
+// steps of the sparse evaluation, and returns the patches that go on.
 func (e *Encoder) sparseStep(ws *Workspace, b *tproduct.Tensor, om float64, it int32) []int32 {
-	rk := e.r * e.k
-	w := ws.w[:rk]
-	tb := math.Float64bits(e.tau)
 	keep := ws.act[:0]
 	for _, j := range ws.act {
-		lo, hi := int(j)*rk, int(j+1)*rk
-		cnt := int(ws.nnz[j])
-		step := ws.cp[lo:hi]
-		// With Y_p = 0 and B_{p−1} = 0 the step is C/L itself, which
-		// proxStep then only reads.
-		var na int
-		if cnt > 0 || ws.nsup[j] > 0 {
-			na = accumulate(w, step, e.a2, e.aoff, ws.idx[lo:lo+cnt], ws.val[lo:lo+cnt], tb, ws.above)
-			step = w
-		} else {
-			na = aboveList(ws.above, step, tb)
-		}
+		step, na := e.fullStep(ws, j, false)
 		if e.proxStep(ws, b, j, step, ws.above[:na], om, it) {
 			keep = append(keep, j)
 		}
 	}
 	return keep
+}
+
+// fullStep computes the whole gradient step of patch j with the sparse
+// evaluation and returns it with the number of positions above β/L,
+// listed in ws.above (increasing). With anchor, it also records the step
+// as the anchor of the near steps that follow (the patch runs on its own).
+func (e *Encoder) fullStep(ws *Workspace, j int32, anchor bool) ([]float64, int) {
+	rk := e.r * e.k
+	lo, hi := int(j)*rk, int(j+1)*rk
+	cnt := int(ws.nnz[j])
+	idx, val := ws.idx[lo:lo+cnt], ws.val[lo:lo+cnt]
+	list, tb := ws.above, e.tauBits
+	if anchor {
+		list, tb = ws.anc.wide, e.nearBits
+	}
+	step := ws.cp[lo:hi]
+	var nl int
+	if cnt > 0 || ws.nsup[j] > 0 {
+		nl = accumulate(ws.w[:rk], step, e.a2, e.aoff, idx, val, tb, list)
+		step = ws.w[:rk]
+	} else {
+		// With Y_p = 0 and B_{p−1} = 0 the step is C/L itself, which
+		// proxStep then only reads.
+		nl = aboveList(list, step, tb)
+	}
+	if !anchor {
+		return step, nl
+	}
+	return step, e.setAnchor(ws, step, nl, idx, val)
 }
 
 // denseStep does one FISTA iteration of the active patches with the
@@ -474,14 +578,23 @@ const signMask = 1<<63 - 1
 // and masking the sign bit is cheaper than math.Abs; a NaN counts as above
 // (softThreshold turns it into a zero).
 func aboveList(above []int32, w []float64, tb uint64) int {
+	above = above[:len(w)]
 	k := 0
 	for i, v := range w {
-		if math.Float64bits(v)&signMask > tb {
-			above[k] = int32(i)
-			k++
-		}
+		// Every position is written and the count moves on by
+		// isAbove(v): no branch to mispredict.
+		above[k] = int32(i)
+		k += isAbove(v, tb)
 	}
 	return k
+}
+
+// isAbove returns 1 if |v| > τ (or v is a NaN) and 0 otherwise, without a
+// branch; tb is the bit pattern of τ ≥ 0. Both bit patterns are below
+// 2⁶³, so tb − |v| wraps to a number with its top bit set exactly when
+// |v| is the larger.
+func isAbove(v float64, tb uint64) int {
+	return int((tb - math.Float64bits(v)&signMask) >> 63)
 }
 
 // proxStep finishes iteration it of patch j from its gradient step w:
@@ -517,13 +630,13 @@ func (e *Encoder) proxStep(ws *Workspace, b *tproduct.Tensor, j int32, w []float
 		bo := bj[i]
 		bj[i] = bn
 		d := bn - bo
-		diff2 += d * d
-		norm2 += bn * bn
+		diff2 += float64(d * d)
+		norm2 += float64(bn * bn)
 		if bn != 0 {
 			sup[ns] = i
 			ns++
 		}
-		if y := bn + om*d; y != 0 {
+		if y := bn + float64(om*d); y != 0 {
 			idx[cnt], val[cnt] = i, y
 			cnt++
 		}
@@ -535,8 +648,8 @@ func (e *Encoder) proxStep(ws *Workspace, b *tproduct.Tensor, j int32, w []float
 			continue
 		}
 		bj[i] = bn
-		diff2 += bn * bn
-		norm2 += bn * bn
+		diff2 += float64(bn * bn)
+		norm2 += float64(bn * bn)
 		sup[ns] = i
 		ns++
 		idx[cnt], val[cnt] = i, grow*bn

@@ -1,6 +1,8 @@
 package tsc
 
 import (
+	"encoding/binary"
+	"flag"
 	"fmt"
 	"image"
 	"image/png"
@@ -135,6 +137,41 @@ func BenchmarkEncodePaper(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// encodeExport names the folder TestEncodePaperExport writes to (the flag
+// -encode-export after -args); empty skips that test.
+var encodeExport = flag.String("encode-export", "", "folder for TestEncodePaperExport's raw float64 files")
+
+// TestEncodePaperExport writes what an outside implementation needs to
+// solve BenchmarkEncodePaper's problem and check its answer (the numpy
+// baseline of scripts/bench-encode.sh): the patches (patches.f64, N×K×M),
+// the dictionary (dictionary.f64, R×K×M) and the codes after the same 50
+// iterations (codes-beta<β>.f64, N×K×R), all little-endian float64 in the
+// Tensor layout, i.e. C order with the indices listed.
+func TestEncodePaperExport(t *testing.T) {
+	if *encodeExport == "" {
+		t.Skip("no -encode-export folder")
+	}
+	x := encBalloonsPatches(t)
+	d := encPatchDictionary(x, 30, 1)
+	write := func(name string, data []float64) {
+		buf := make([]byte, 8*len(data))
+		for i, v := range data {
+			binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(v))
+		}
+		if err := os.WriteFile(filepath.Join(*encodeExport, name), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("patches.f64", x.Data)
+	write("dictionary.f64", d.Data)
+	for _, beta := range []float64{50, 100} {
+		e := encMustEncoder(t, d, EncodeOptions{Beta: beta, MaxIter: 50}, pathAuto)
+		codes := tproduct.NewTensor(30, x.N, 5)
+		e.encodeAll(t.Context(), codes, x, false, 0)
+		write(fmt.Sprintf("codes-beta%g.f64", beta), codes.Data)
 	}
 }
 

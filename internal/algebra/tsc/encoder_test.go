@@ -105,7 +105,7 @@ func encCode(e *Encoder, x *tproduct.Tensor, b *tproduct.Tensor, warm bool) (*tp
 var encPaths = []struct {
 	name string
 	path codePath
-}{{"auto", pathAuto}, {"dense", pathDense}, {"sparse", pathSparse}}
+}{{"auto", pathAuto}, {"dense", pathDense}, {"sparse", pathSparse}, {"full", pathFull}}
 
 // directObjective returns ½‖X − D*B‖_F² + β‖B‖₁ for the dictionary d
 // (M×R×K), codes b (R×N×K) and patches x (M×N×K), from the product D*B
@@ -650,7 +650,7 @@ func testAccumulate(t *testing.T, rows int) {
 			for i := range want {
 				var sum float64
 				for r := s; r < s+g; r++ {
-					sum += val[r] * tab[int(off[idx[r]])+i]
+					sum += float64(val[r] * tab[int(off[idx[r]])+i])
 				}
 				want[i] += sum
 			}
