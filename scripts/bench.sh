@@ -45,7 +45,7 @@ echo "| σ | method | wall s | peak RSS MiB | 2DSC patches/s | PSNR dB / SSIM |"
 echo "|---|---|---|---|---|---|"
 for sigma in "${sigmas[@]}"; do
 	noisy=$work/noisy$sigma.hdr
-	"$tdsc" noise --input "$scene" --sigma "$sigma" --seed 1 --out "$noisy" --quiet
+	"$tdsc" noise --input "$scene" --sigma "$sigma" --seed 1 --out "$noisy" --force --quiet
 	"$tdsc" eval --quiet --ref "$scene" "$noisy" --json >"$work/noisy.json"
 	printf '| %s | noisy | | | | %.2f / %.4f |\n' "$sigma" "$(field psnr "$work/noisy.json")" "$(field ssim "$work/noisy.json")"
 	for m in "${methods[@]}"; do

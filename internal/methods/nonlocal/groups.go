@@ -51,6 +51,9 @@ func interleave(cube *msi.Cube) *pixelCube {
 	return pc
 }
 
+// at returns the value of voxel (pixel, band), pixel the flat index y*w + x.
+func (pc *pixelCube) at(pixel, band int) float64 { return pc.data[pixel*pc.c+band] }
+
 // gather copies the members of a group (flat top-left positions y*w + x)
 // of p×p pixels into dst in the given layout.
 func (pc *pixelCube) gather(dst []float64, group []int32, p int, layout patchLayout) {
@@ -77,7 +80,8 @@ func (pc *pixelCube) gather(dst []float64, group []int32, p int, layout patchLay
 // collaborate matches groups on feat and aggregates the estimates of every
 // group, in the given layout, into a cube of c bands: each voxel is
 // Σ ω·v / Σ ω over the group members covering it, ω the weight of their
-// group. Voxels covered by no member keep the value of fallback. The sums
+// group. Voxels covered by no member take the value fallback gives for
+// their pixel (flat index y*W + x) and band. The sums
 // are kept pixel-interleaved, for the reason of pixelCube.
 //
 // Determinism without locks: reference rows are cut into bands of
@@ -88,7 +92,7 @@ func (pc *pixelCube) gather(dst []float64, group []int32, p int, layout patchLay
 // receives its contributions in the same order whatever the number of
 // workers.
 func collaborate(ctx context.Context, m *blockmatch.Matcher, o blockmatch.Options, feat *msi.Cube, c int, layout patchLayout,
-	fallback *msi.Cube, threads int, newEstimator func() groupEstimator, progress func(rows int)) (*msi.Cube, error) {
+	fallback func(pixel, band int) float64, threads int, newEstimator func() groupEstimator, progress func(rows int)) (*msi.Cube, error) {
 	h, w, p := feat.Height, feat.Width, o.Patch
 	rows, cols := m.Refs()
 	k := m.K()
@@ -141,12 +145,12 @@ func collaborate(ctx context.Context, m *blockmatch.Matcher, o blockmatch.Option
 	}
 	out := msi.NewCube(h, w, c)
 	parallel.Each(c, func(b int) {
-		ob, fb := out.Band(b), fallback.Band(b)
+		ob := out.Band(b)
 		for i, d := range den {
 			if d > 0 {
 				ob[i] = num[i*c+b] / d
 			} else {
-				ob[i] = fb[i]
+				ob[i] = fallback(i, b)
 			}
 		}
 	})

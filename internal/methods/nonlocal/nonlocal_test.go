@@ -17,6 +17,7 @@ import (
 	"tdsc/internal/option"
 	"tdsc/internal/quality/metrics"
 	"tdsc/internal/stages/blockmatch"
+	"tdsc/internal/stages/groupwiener"
 )
 
 func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
@@ -56,7 +57,7 @@ func TestCollaborateIdentity(t *testing.T) {
 			fallback := msi.NewCube(sh.h, sh.w, sh.b)
 			var outs []*msi.Cube
 			for _, threads := range []int{1, 3} {
-				out, err := collaborate(context.Background(), m, sh.o, c, sh.b, layout, fallback, threads, identity, nil)
+				out, err := collaborate(context.Background(), m, sh.o, c, sh.b, layout, interleave(fallback).at, threads, identity, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -70,6 +71,41 @@ func TestCollaborateIdentity(t *testing.T) {
 			if !slices.Equal(outs[0].Data, outs[1].Data) {
 				t.Errorf("%+v layout %d: 1 and 3 workers differ", sh, layout)
 			}
+		}
+	}
+}
+
+// TestSpectral: spectralInterleaved applies the matrix to every pixel's
+// spectrum (against a direct sum, on a cube whose pixels span several of
+// its blocks), and spectralInverse undoes it for the orthonormal DCT.
+func TestSpectral(t *testing.T) {
+	const h, w, b = 50, 47, 5
+	c := randomCube(rand.New(rand.NewPCG(9, 10)), h, w, b)
+	dct := groupwiener.DCTMatrix(b)
+	pc := spectralInterleaved(c, dct)
+	for y := range h {
+		for x := range w {
+			for k := range b {
+				want := 0.0
+				for j := range b {
+					want += dct[k*b+j] * c.At(y, x, j)
+				}
+				if got := pc.data[(y*w+x)*b+k]; math.Abs(got-want) > 1e-12 {
+					t.Fatalf("pixel (%d, %d) coefficient %d = %v, want %v", y, x, k, got, want)
+				}
+			}
+		}
+	}
+	back := msi.NewCube(h, w, b)
+	for i := range h * w {
+		for k := range b {
+			back.Data[k*h*w+i] = pc.data[i*b+k]
+		}
+	}
+	back = spectralInverse(back, dct)
+	for i, v := range back.Data {
+		if math.Abs(v-c.Data[i]) > 1e-12 {
+			t.Fatalf("voxel %d: %v after the inverse, want %v", i, v, c.Data[i])
 		}
 	}
 }
@@ -111,7 +147,7 @@ func TestCollaborateFallback(t *testing.T) {
 	zero := func() groupEstimator {
 		return func(pos []int32, est []float64) float64 { interleave(c).gather(est, pos, 2, bandMajor); return 0 }
 	}
-	out, err := collaborate(context.Background(), m, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, bandMajor, fallback, 2, zero, nil)
+	out, err := collaborate(context.Background(), m, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1}, c, 2, bandMajor, interleave(fallback).at, 2, zero, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

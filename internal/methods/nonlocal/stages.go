@@ -25,15 +25,16 @@ func lowRankStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, k int,
 	if err != nil {
 		return nil, err
 	}
-	z, zp := basis.Project(y), basis.Project(pilot)
+	zp := basis.Project(pilot)
 	m, err := blockmatch.New(y.Height, y.Width, o)
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
 	n, d := m.K(), o.Patch*o.Patch*basis.K
 	shrinker := wnnm.New(n, d)
-	zi := interleave(z)
-	zh, err := collaborate(ctx, m, o, leading(zp, matchFeatures), basis.K, pixelMajor, zp, threads, func() groupEstimator {
+	zi := interleave(basis.Project(y))
+	fallback := func(pixel, band int) float64 { return zp.Band(band)[pixel] }
+	zh, err := collaborate(ctx, m, o, leading(zp, matchFeatures), basis.K, pixelMajor, fallback, threads, func() groupEstimator {
 		ws := shrinker.NewWorkspace()
 		return func(pos []int32, est []float64) float64 {
 			zi.gather(est, pos, o.Patch, pixelMajor)
@@ -62,12 +63,11 @@ func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, feature
 	}
 	feat := fb.Project(pilot)
 	dct := groupwiener.DCTMatrix(y.Bands)
-	yt, pt := spectral(y, dct, false), spectral(pilot, dct, false)
-	xt, err := filterGroups(ctx, yt, pt, feat, sigma, o, threads, progress)
+	xt, err := filterGroups(ctx, spectralInterleaved(y, dct), spectralInterleaved(pilot, dct), feat, sigma, o, threads, progress)
 	if err != nil {
 		return nil, err
 	}
-	return spectral(xt, dct, true), nil
+	return spectralInverse(xt, dct), nil
 }
 
 // filterGroups is the collaborative Wiener filter of both Wiener passes:
@@ -75,8 +75,8 @@ func wienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64, feature
 // the same group of oracle as the Wiener oracle (package groupwiener) and
 // averaged back with its weight; the groups have the largest power of two
 // of members (Haar needs one) that o's window allows, at most o.K.
-func filterGroups(ctx context.Context, noisy, oracle, feat *msi.Cube, sigma float64, o blockmatch.Options, threads int, progress func(int)) (*msi.Cube, error) {
-	m, err := blockmatch.New(noisy.Height, noisy.Width, o)
+func filterGroups(ctx context.Context, noisy, oracle *pixelCube, feat *msi.Cube, sigma float64, o blockmatch.Options, threads int, progress func(int)) (*msi.Cube, error) {
+	m, err := blockmatch.New(noisy.h, noisy.w, o)
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
@@ -86,21 +86,20 @@ func filterGroups(ctx context.Context, noisy, oracle, feat *msi.Cube, sigma floa
 	}
 	if n != m.K() {
 		o.K = n
-		if m, err = blockmatch.New(noisy.Height, noisy.Width, o); err != nil {
+		if m, err = blockmatch.New(noisy.h, noisy.w, o); err != nil {
 			return nil, fmt.Errorf("nonlocal: %w", err)
 		}
 	}
-	f, err := groupwiener.New(n, o.Patch, noisy.Bands)
+	f, err := groupwiener.New(n, o.Patch, noisy.c)
 	if err != nil {
 		return nil, fmt.Errorf("nonlocal: %w", err)
 	}
-	ni, oi := interleave(noisy), interleave(oracle)
-	return collaborate(ctx, m, o, feat, noisy.Bands, bandMajor, oracle, threads, func() groupEstimator {
+	return collaborate(ctx, m, o, feat, noisy.c, bandMajor, oracle.at, threads, func() groupEstimator {
 		ws := f.NewWorkspace()
 		pg := make([]float64, f.Len())
 		return func(pos []int32, est []float64) float64 {
-			ni.gather(est, pos, o.Patch, bandMajor)
-			oi.gather(pg, pos, o.Patch, bandMajor)
+			noisy.gather(est, pos, o.Patch, bandMajor)
+			oracle.gather(pg, pos, o.Patch, bandMajor)
 			return f.Apply(est, est, pg, sigma, ws)
 		}
 	}, progress)
@@ -118,19 +117,45 @@ func leading(z *msi.Cube, n int) *msi.Cube {
 	return f
 }
 
-// spectral applies the B×B matrix t (row-major) to the spectrum of every
-// pixel of c, or its transpose when transpose is set.
-func spectral(c *msi.Cube, t []float64, transpose bool) *msi.Cube {
+// spectralInterleaved applies the B×B matrix t (row-major) to the spectrum
+// of every pixel of c and returns the result as a pixelCube: the Wiener
+// pass gathers its groups from the transformed cubes only, so
+// band-sequential copies of them are never made (two cubes of the scene's
+// size less at the method's peak of memory).
+func spectralInterleaved(c *msi.Cube, t []float64) *pixelCube {
+	B, hw := c.Bands, c.Height*c.Width
+	out := &pixelCube{h: c.Height, w: c.Width, c: B, data: make([]float64, hw*B)}
+	// Blocks of pixels on every core: each block's spectra are written
+	// by one goroutine (cores writing the bands of the same pixels would
+	// share every cache line), and each output value is summed over the
+	// bands in order.
+	const block = 2048
+	parallel.Each((hw+block-1)/block, func(bi int) {
+		p0, p1 := bi*block, min(hw, (bi+1)*block)
+		dst := out.data[p0*B : p1*B]
+		for k := range B {
+			for b := range B {
+				w := t[k*B+b]
+				for i, v := range c.Band(b)[p0:p1] {
+					dst[i*B+k] += w * v
+				}
+			}
+		}
+	})
+	return out
+}
+
+// spectralInverse applies the transpose of the B×B matrix t (row-major)
+// to the spectrum of every pixel of c: it undoes spectralInterleaved for an
+// orthonormal t.
+func spectralInverse(c *msi.Cube, t []float64) *msi.Cube {
 	B := c.Bands
 	out := msi.NewCube(c.Height, c.Width, B)
 	// Every output band is its own sum, on its own core.
 	parallel.Each(B, func(k int) {
 		ok := out.Band(k)
 		for b := range B {
-			w := t[k*B+b]
-			if transpose {
-				w = t[b*B+k]
-			}
+			w := t[b*B+k]
 			for i, v := range c.Band(b) {
 				ok[i] += w * v
 			}
@@ -152,8 +177,8 @@ func subspaceWienerStage(ctx context.Context, y, pilot *msi.Cube, sigma float64,
 	if err != nil {
 		return nil, err
 	}
-	z, zp := basis.Project(y), basis.Project(pilot)
-	zh, err := filterGroups(ctx, z, zp, leading(zp, matchFeatures), sigma, o, threads, progress)
+	zp := basis.Project(pilot)
+	zh, err := filterGroups(ctx, interleave(basis.Project(y)), interleave(zp), leading(zp, matchFeatures), sigma, o, threads, progress)
 	if err != nil {
 		return nil, err
 	}
