@@ -620,14 +620,20 @@ func TestAccumulateMatchesPasses(t *testing.T) {
 	}
 }
 
-func testAccumulate(t *testing.T, rows int) {
-	const cols, k = 5, 3
-	rng := rand.New(rand.NewPCG(5, 3))
+// randomDoubledColumns is the doubledColumns table of a random
+// rows×cols×k tensor.
+func randomDoubledColumns(rng *rand.Rand, rows, cols, k int) ([]float64, []int32) {
 	tensor := make([]float64, rows*cols*k)
 	for i := range tensor {
 		tensor[i] = rng.NormFloat64()
 	}
-	tab, off := doubledColumns(tensor, rows, cols, k)
+	return doubledColumns(tensor, rows, cols, k)
+}
+
+func testAccumulate(t *testing.T, rows int) {
+	const cols, k = 5, 3
+	rng := rand.New(rand.NewPCG(5, 3))
+	tab, off := randomDoubledColumns(rng, rows, cols, k)
 	n := rows * k
 	tau := 1.5
 	tb := math.Float64bits(tau)

@@ -137,11 +137,7 @@ func TestOffDiagonal(t *testing.T) {
 func TestAccumulateAtMatchesAccumulate(t *testing.T) {
 	const rows, cols, k = 5, 6, 3
 	rng := rand.New(rand.NewPCG(11, 3))
-	tensor := make([]float64, rows*cols*k)
-	for i := range tensor {
-		tensor[i] = rng.NormFloat64()
-	}
-	tab, off := doubledColumns(tensor, rows, cols, k)
+	tab, off := randomDoubledColumns(rng, rows, cols, k)
 	n := rows * k
 	tb := math.Float64bits(1.2)
 	for runs := 0; runs <= 11; runs++ {
@@ -195,11 +191,7 @@ func TestAccumulateAtMatchesAccumulate(t *testing.T) {
 func TestSettledStepMatchesAccumulate(t *testing.T) {
 	const rows, cols, k = 4, 7, 3
 	rng := rand.New(rand.NewPCG(11, 4))
-	tensor := make([]float64, rows*cols*k)
-	for i := range tensor {
-		tensor[i] = rng.NormFloat64()
-	}
-	tab, off := doubledColumns(tensor, rows, cols, k)
+	tab, off := randomDoubledColumns(rng, rows, cols, k)
 	n := rows * k
 	for ns := 0; ns <= 10; ns++ {
 		src := make([]float64, n)
