@@ -32,11 +32,11 @@ var weightsSetting = denoise.Setting{
 }
 
 // PipelineSettings are the settings of the pipeline (OptionsFrom reads
-// them) with the spatial step stride, whose default differs between the
-// methods that run the pipeline.
-func PipelineSettings(stride denoise.Setting) []denoise.Setting {
+// them) with the spatial step stride and the coding iterations codeIters,
+// whose defaults differ between the methods that run the pipeline.
+func PipelineSettings(stride, codeIters denoise.Setting) []denoise.Setting {
 	return []denoise.Setting{betaSetting, patchSetting, depthSetting, stride, atomsSetting, samplesSetting,
-		itersSetting, innerItersSetting, codeItersSetting, weightsSetting, seedSetting}
+		itersSetting, innerItersSetting, codeIters, weightsSetting, seedSetting}
 }
 
 // OptionsFrom returns the pipeline's settings given in v (PipelineSettings);
@@ -54,7 +54,7 @@ func OptionsFrom(v denoise.Values) Options {
 var Spec = denoise.Spec{
 	Name:     "2dsc",
 	Summary:  fmt.Sprintf("the paper's two-dimensional sparse coding of %d×%d×%d patches (local)", DefaultPatch, DefaultPatch, DefaultDepth),
-	Settings: PipelineSettings(strideSetting),
+	Settings: PipelineSettings(strideSetting, codeItersSetting),
 	New:      func(c denoise.Config) (denoise.Method, error) { return newDenoiser(c, false) },
 	// Peak RSS 396 MiB.
 	BytesPerVoxel:   52,
@@ -73,7 +73,7 @@ var SCSpec = denoise.Spec{
 	Name: "sc",
 	Summary: fmt.Sprintf("conventional sparse coding of the same patches as 2dsc, each a p²q-vector (the paper's baseline; %d atoms)",
 		VectorisedAtoms(DefaultDepth)),
-	Settings: replace(PipelineSettings(strideSetting), denoise.Atoms.WithDefault(fmt.Sprintf("%d × depth", DefaultAtoms))),
+	Settings: replace(PipelineSettings(strideSetting, codeItersSetting), denoise.Atoms.WithDefault(fmt.Sprintf("%d × depth", DefaultAtoms))),
 	New:      func(c denoise.Config) (denoise.Method, error) { return newDenoiser(c, true) },
 	// Peak RSS 414 MiB.
 	BytesPerVoxel: 54,
