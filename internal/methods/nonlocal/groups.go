@@ -43,9 +43,17 @@ type pixelCube struct {
 func interleave(cube *msi.Cube) *pixelCube {
 	hw, c := cube.Height*cube.Width, cube.Bands
 	pc := &pixelCube{h: cube.Height, w: cube.Width, c: c, data: make([]float64, hw*c)}
-	parallel.Each(c, func(b int) {
-		for i, v := range cube.Band(b) {
-			pc.data[i*c+b] = v
+	// Blocks of pixels on every core, each block's spectra written by one
+	// goroutine: cores writing the bands of the same pixels would share
+	// every cache line.
+	const block = 2048
+	parallel.Each((hw+block-1)/block, func(bi int) {
+		p0, p1 := bi*block, min(hw, (bi+1)*block)
+		dst := pc.data[p0*c : p1*c]
+		for b := range c {
+			for i, v := range cube.Band(b)[p0:p1] {
+				dst[i*c+b] = v
+			}
 		}
 	})
 	return pc
@@ -81,8 +89,8 @@ func (pc *pixelCube) gather(dst []float64, group []int32, p int, layout patchLay
 // group, in the given layout, into a cube of c bands: each voxel is
 // Σ ω·v / Σ ω over the group members covering it, ω the weight of their
 // group. Voxels covered by no member take the value fallback gives for
-// their pixel (flat index y*W + x) and band. The sums
-// are kept pixel-interleaved, for the reason of pixelCube.
+// their pixel (flat index y*W + x) and band. The sums are kept
+// pixel-interleaved, for the reason of pixelCube.
 //
 // Determinism without locks: reference rows are cut into bands of
 // consecutive rows tall enough that a band's groups reach only image rows

@@ -110,6 +110,21 @@ func TestSpectral(t *testing.T) {
 	}
 }
 
+// TestInterleave: every voxel of a cube whose pixels span several of
+// interleave's blocks is where pixelCube says.
+func TestInterleave(t *testing.T) {
+	const h, w, b = 50, 47, 3
+	c := randomCube(rand.New(rand.NewPCG(11, 12)), h, w, b)
+	pc := interleave(c)
+	for k := range b {
+		for i, v := range c.Band(k) {
+			if got := pc.at(i, k); got != v {
+				t.Fatalf("pixel %d band %d = %v, want %v", i, k, got, v)
+			}
+		}
+	}
+}
+
 // TestGatherLayouts: the two layouts hold the same values of a group,
 // element (j, b, dy, dx) of one at the place of the other.
 func TestGatherLayouts(t *testing.T) {

@@ -125,10 +125,8 @@ func leading(z *msi.Cube, n int) *msi.Cube {
 func spectralInterleaved(c *msi.Cube, t []float64) *pixelCube {
 	B, hw := c.Bands, c.Height*c.Width
 	out := &pixelCube{h: c.Height, w: c.Width, c: B, data: make([]float64, hw*B)}
-	// Blocks of pixels on every core: each block's spectra are written
-	// by one goroutine (cores writing the bands of the same pixels would
-	// share every cache line), and each output value is summed over the
-	// bands in order.
+	// Blocks of pixels on every core, as in interleave; each output value
+	// is summed over the bands in order.
 	const block = 2048
 	parallel.Each((hw+block-1)/block, func(bi int) {
 		p0, p1 := bi*block, min(hw, (bi+1)*block)
