@@ -41,15 +41,9 @@ type pixelCube struct {
 
 // interleave returns cube as a pixelCube.
 func interleave(cube *msi.Cube) *pixelCube {
-	hw, c := cube.Height*cube.Width, cube.Bands
-	pc := &pixelCube{h: cube.Height, w: cube.Width, c: c, data: make([]float64, hw*c)}
-	// Blocks of pixels on every core, each block's spectra written by one
-	// goroutine: cores writing the bands of the same pixels would share
-	// every cache line.
-	const block = 2048
-	parallel.Each((hw+block-1)/block, func(bi int) {
-		p0, p1 := bi*block, min(hw, (bi+1)*block)
-		dst := pc.data[p0*c : p1*c]
+	pc := newPixelCube(cube)
+	c := pc.c
+	eachPixelBlock(pc, func(p0, p1 int, dst []float64) {
 		for b := range c {
 			for i, v := range cube.Band(b)[p0:p1] {
 				dst[i*c+b] = v
@@ -57,6 +51,24 @@ func interleave(cube *msi.Cube) *pixelCube {
 		}
 	})
 	return pc
+}
+
+// newPixelCube returns a zero pixelCube of cube's size.
+func newPixelCube(cube *msi.Cube) *pixelCube {
+	return &pixelCube{h: cube.Height, w: cube.Width, c: cube.Bands, data: make([]float64, cube.Height*cube.Width*cube.Bands)}
+}
+
+// eachPixelBlock calls fill for consecutive blocks of pc's pixels
+// [p0, p1), with dst their spectra, the blocks on every core. Each block's
+// spectra are written by one goroutine: cores writing the bands of the
+// same pixels would share every cache line.
+func eachPixelBlock(pc *pixelCube, fill func(p0, p1 int, dst []float64)) {
+	const block = 2048
+	hw := pc.h * pc.w
+	parallel.Each((hw+block-1)/block, func(bi int) {
+		p0, p1 := bi*block, min(hw, (bi+1)*block)
+		fill(p0, p1, pc.data[p0*pc.c:p1*pc.c])
+	})
 }
 
 // at returns the value of voxel (pixel, band), pixel the flat index y*w + x.

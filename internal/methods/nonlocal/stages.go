@@ -123,14 +123,10 @@ func leading(z *msi.Cube, n int) *msi.Cube {
 // band-sequential copies of them are never made (two cubes of the scene's
 // size less at the method's peak of memory).
 func spectralInterleaved(c *msi.Cube, t []float64) *pixelCube {
-	B, hw := c.Bands, c.Height*c.Width
-	out := &pixelCube{h: c.Height, w: c.Width, c: B, data: make([]float64, hw*B)}
-	// Blocks of pixels on every core, as in interleave; each output value
-	// is summed over the bands in order.
-	const block = 2048
-	parallel.Each((hw+block-1)/block, func(bi int) {
-		p0, p1 := bi*block, min(hw, (bi+1)*block)
-		dst := out.data[p0*B : p1*B]
+	B := c.Bands
+	out := newPixelCube(c)
+	// Each output value is summed over the bands in order.
+	eachPixelBlock(out, func(p0, p1 int, dst []float64) {
 		for k := range B {
 			for b := range B {
 				w := t[k*B+b]
