@@ -19,6 +19,7 @@ import (
 	"tdsc/internal/report"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // smoother is a cheap Gaussian denoiser for tests: every voxel becomes the
@@ -258,18 +259,9 @@ func TestRepairPathAndOutputs(t *testing.T) {
 	}
 	// The repair beats the method on the noisy cube by far.
 	plain, _, _ := smoother{}.Denoise(context.Background(), out.Noisy, 10)
-	if e, p := rmse(out.Result, clean), rmse(plain, clean); !(e < p/2) {
+	if e, p := cubetest.RMSE(out.Result, clean), cubetest.RMSE(plain, clean); !(e < p/2) {
 		t.Errorf("RMSE of the repair %.2f, of the method alone %.2f", e, p)
 	}
-}
-
-func rmse(a, b *msi.Cube) float64 {
-	s := 0.0
-	for i := range a.Data {
-		d := a.Data[i] - b.Data[i]
-		s += d * d
-	}
-	return math.Sqrt(s / float64(len(a.Data)))
 }
 
 // TestRollback checks that a failure to write the last output removes the

@@ -114,7 +114,7 @@ func (o Options) Resolve(sigma float64) Options {
 	if o.Pilot.CodeIters == 0 {
 		// Nor 2dsc's 50 coding iterations: 30 change no final PSNR
 		// by more than 0.004 dB on any full scene at σ = 10 or 50 and
-		// take 10–25 % off the pilot (docs/results.md).
+		// take 7–24 % off the pilot (docs/results.md).
 		o.Pilot.CodeIters = pilotCodeIters
 	}
 	o.Pilot.Threads = o.Threads

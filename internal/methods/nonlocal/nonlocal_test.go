@@ -18,6 +18,7 @@ import (
 	"tdsc/internal/quality/metrics"
 	"tdsc/internal/stages/blockmatch"
 	"tdsc/internal/stages/groupwiener"
+	"tdsc/internal/testenv/cubetest"
 )
 
 func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
@@ -354,7 +355,7 @@ func TestSubspaceWiener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := rmse(out, clean); e > 0.02 {
+	if e := cubetest.RMSE(out, clean); e > 0.02 {
 		t.Errorf("faint noise on a rank-%d cube: RMSE %.4f against the clean cube", k, e)
 	}
 	noisy = noise.Add(nil, clean, 20, 2)
@@ -392,14 +393,6 @@ func TestSubspaceWiener(t *testing.T) {
 	if r := mat.Norm(&back, 2) / mat.Norm(centred, 2); r > 1e-9 {
 		t.Errorf("the output holds %.3g of its norm outside the 2-dimensional subspace", r)
 	}
-}
-
-func rmse(a, b *msi.Cube) float64 {
-	s := 0.0
-	for i, v := range a.Data {
-		s += (v - b.Data[i]) * (v - b.Data[i])
-	}
-	return math.Sqrt(s / float64(len(a.Data)))
 }
 
 func TestWienerSubspace(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/metrics"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // TestStages prints the stage table of docs/results.md: the seconds and
@@ -41,10 +41,10 @@ func TestStages(t *testing.T) {
 			t.Fatalf("TDSC_STAGES_SIGMAS: %v", err)
 		}
 		noisy := noise.Add(nil, clean, sigma, 1)
-		fmt.Fprintf(&table, "| %g | noisy | | %.2f |\n", sigma, psnr(t, clean, noisy))
+		fmt.Fprintf(&table, "| %g | noisy | | %.2f |\n", sigma, cubetest.PSNR(t, clean, noisy))
 		start := time.Now()
 		d := &Denoiser{afterStage: func(name string, x *msi.Cube, took time.Duration) {
-			fmt.Fprintf(&table, "| %g | %s | %.1f | %.2f |\n", sigma, name, took.Seconds(), psnr(t, clean, x))
+			fmt.Fprintf(&table, "| %g | %s | %.1f | %.2f |\n", sigma, name, took.Seconds(), cubetest.PSNR(t, clean, x))
 		}}
 		_, res, err := d.Denoise(context.Background(), noisy, sigma)
 		if err != nil {
@@ -53,12 +53,4 @@ func TestStages(t *testing.T) {
 		fmt.Fprintf(&table, "| %g | all (%v) | %.1f | |\n", sigma, res.Settings, time.Since(start).Seconds())
 	}
 	t.Log("\n" + table.String())
-}
-
-func psnr(t *testing.T, ref, x *msi.Cube) float64 {
-	r, err := metrics.Evaluate(context.Background(), ref, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.PSNR
 }

@@ -5,6 +5,7 @@ import (
 
 	"tdsc/internal/formats"
 	"tdsc/internal/testenv"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // regressionPSNR is the PSNR (dB) that the default settings reached in
@@ -29,7 +30,7 @@ func TestRegressionBalloons(t *testing.T) {
 	const y0, x0, n = 256, 192, 128
 	clean := full.Crop(y0, x0, 0, n, n, full.Bands)
 	_, out := noiseAndDenoise(t, clean, 30)
-	got := psnr(t, clean, out)
+	got := cubetest.PSNR(t, clean, out)
 	t.Logf("PSNR %.4f dB (recorded %.4f dB)", got, regressionPSNR)
 	if got < regressionPSNR-0.3 {
 		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", got, regressionPSNR)

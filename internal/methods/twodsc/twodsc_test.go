@@ -18,7 +18,7 @@ import (
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/metrics"
+	"tdsc/internal/testenv/cubetest"
 )
 
 func readCrop(t *testing.T) *msi.Cube {
@@ -28,15 +28,6 @@ func readCrop(t *testing.T) *msi.Cube {
 		t.Fatal(err)
 	}
 	return c
-}
-
-func psnr(t *testing.T, ref, x *msi.Cube) float64 {
-	t.Helper()
-	r, err := metrics.Evaluate(t.Context(), ref, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.PSNR
 }
 
 // noiseAndDenoise adds σ = sigma noise (seed 1) to clean and denoises it
@@ -64,7 +55,7 @@ func TestDenoiseCrop(t *testing.T) {
 	}
 	clean := readCrop(t)
 	noisy, out := noiseAndDenoise(t, clean, 30)
-	before, after := psnr(t, clean, noisy), psnr(t, clean, out)
+	before, after := cubetest.PSNR(t, clean, noisy), cubetest.PSNR(t, clean, out)
 	t.Logf("PSNR %.2f dB → %.2f dB", before, after)
 	if after < before+10 {
 		t.Errorf("denoising gained %.2f dB, want at least 10", after-before)

@@ -8,8 +8,8 @@ import (
 	"tdsc/internal/methods/nonlocal"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/metrics"
 	"tdsc/internal/testenv"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // regressionPSNR is the PSNR (dB) that TestRegressionBalloons reached when
@@ -48,18 +48,9 @@ func TestRegressionBalloons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := psnr(t, clean, whitened)
+	got := cubetest.PSNR(t, clean, whitened)
 	t.Logf("PSNR %.4f dB (recorded %.4f dB)", got, regressionPSNR)
 	if got < regressionPSNR-0.3 {
 		t.Errorf("PSNR %.4f dB is more than 0.3 dB below the recorded %.4f dB", got, regressionPSNR)
 	}
-}
-
-func psnr(t *testing.T, ref, x *msi.Cube) float64 {
-	t.Helper()
-	r, err := metrics.Evaluate(t.Context(), ref, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.PSNR
 }

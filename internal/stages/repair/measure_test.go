@@ -14,9 +14,9 @@ import (
 	"tdsc/internal/methods/nonlocal"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/metrics"
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // variants are the ways TestMeasure denoises a case: today's two paths
@@ -119,7 +119,7 @@ func TestMeasure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(&out, "| %s | c%d %s | %.2f |", name, k, k.Name(), psnr(t, clean, noisy))
+			fmt.Fprintf(&out, "| %s | c%d %s | %.2f |", name, k, k.Name(), cubetest.PSNR(t, clean, noisy))
 			for _, v := range chosen {
 				i := slices.IndexFunc(variants, func(w variant) bool {
 					return w.name == v
@@ -129,21 +129,13 @@ func TestMeasure(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s c%d %s: %v", name, k, v, err)
 				}
-				fmt.Fprintf(&out, " %.2f (%.0f) |", psnr(t, clean, x), time.Since(start).Seconds())
-				t.Logf("%s c%d %s: %.2f dB in %.1f s", name, k, v, psnr(t, clean, x), time.Since(start).Seconds())
+				fmt.Fprintf(&out, " %.2f (%.0f) |", cubetest.PSNR(t, clean, x), time.Since(start).Seconds())
+				t.Logf("%s c%d %s: %.2f dB in %.1f s", name, k, v, cubetest.PSNR(t, clean, x), time.Since(start).Seconds())
 			}
 			out.WriteString("\n")
 		}
 	}
 	t.Log("\n" + out.String())
-}
-
-func psnr(t *testing.T, ref, x *msi.Cube) float64 {
-	r, err := metrics.Evaluate(context.Background(), ref, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.PSNR
 }
 
 func envOr(key, fallback string) string {
@@ -191,6 +183,6 @@ func TestTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("PSNR %.2f dB", psnr(t, clean, r.Estimate))
+		t.Logf("PSNR %.2f dB", cubetest.PSNR(t, clean, r.Estimate))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // smoothCube returns a cube whose band b is the plane 40 + 2y + 3x + 5b.
@@ -231,17 +232,9 @@ func TestRemoveSparsePart(t *testing.T) {
 		}
 	}
 	plain, _ := boxBlur(context.Background(), noisy, 0)
-	if e, p := rmse(clean, r.Estimate), rmse(clean, plain); !(e < 0.7*p) {
+	if e, p := cubetest.RMSE(clean, r.Estimate), cubetest.RMSE(clean, plain); !(e < 0.7*p) {
 		t.Errorf("RMSE with the repair %.2f, without %.2f: want less than 70 %%", e, p)
 	}
-}
-
-func rmse(a, b *msi.Cube) float64 {
-	s := 0.0
-	for i, v := range a.Data {
-		s += (v - b.Data[i]) * (v - b.Data[i])
-	}
-	return math.Sqrt(s / float64(len(a.Data)))
 }
 
 // TestRemoveDeterministic runs Remove around the nonlocal method on a small
