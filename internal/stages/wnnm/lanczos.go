@@ -78,7 +78,7 @@ func (s *Shrinker) lanczos(ws *Workspace, floor float64) int {
 		v[i] = 1 + 0.1*math.Sin(float64(i)) // any start with components along every eigenvector
 		nrm += v[i] * v[i]
 	}
-	scaleVec(v, 1/math.Sqrt(nrm))
+	blas64.Scal(1/math.Sqrt(nrm), vec(v))
 	alpha, beta := ws.alpha, ws.beta
 	impl := gonumlapack.Implementation{}
 	m, target := 0, min(g, lanczosStart)
@@ -87,20 +87,20 @@ func (s *Shrinker) lanczos(ws *Workspace, floor float64) int {
 		for ; m < target; m++ {
 			qj := q[m*g : (m+1)*g]
 			w := ws.w
-			blas64.Gemv(inner, 1, yc, blas64.Vector{N: g, Inc: 1, Data: qj}, 0, tmp)
-			blas64.Gemv(outer, 1, yc, tmp, 0, blas64.Vector{N: g, Inc: 1, Data: w})
-			alpha[m] = dot(qj, w)
+			blas64.Gemv(inner, 1, yc, vec(qj), 0, tmp)
+			blas64.Gemv(outer, 1, yc, tmp, 0, vec(w))
+			alpha[m] = blas64.Dot(vec(qj), vec(w))
 			// Full reorthogonalisation, twice (classical Gram–Schmidt):
 			// it keeps Q orthonormal to working precision, so no
 			// spurious copies of converged Ritz values appear.
 			basis := blas64.General{Rows: m + 1, Cols: g, Stride: g, Data: q[:(m+1)*g]}
 			h := blas64.Vector{N: m + 1, Inc: 1, Data: ws.h}
-			wv := blas64.Vector{N: g, Inc: 1, Data: w}
+			wv := vec(w)
 			for range 2 {
 				blas64.Gemv(blas.NoTrans, 1, basis, wv, 0, h)
 				blas64.Gemv(blas.Trans, -1, basis, h, 1, wv)
 			}
-			b := math.Sqrt(dot(w, w))
+			b := blas64.Nrm2(vec(w))
 			beta[m] = b
 			if m+1 == g || b <= 1e-13*math.Abs(alpha[0])+1e-300 {
 				// An invariant subspace: its Ritz pairs are exact.
@@ -108,8 +108,9 @@ func (s *Shrinker) lanczos(ws *Workspace, floor float64) int {
 				exact = true
 				break
 			}
-			copy(q[(m+1)*g:(m+2)*g], w)
-			scaleVec(q[(m+1)*g:(m+2)*g], 1/b)
+			next := q[(m+1)*g : (m+2)*g]
+			copy(next, w)
+			blas64.Scal(1/b, vec(next))
 		}
 		// The Ritz values alone first (Dsterf, O(m²)): while too few of
 		// them lie below the floor, the space must grow whatever the
@@ -162,7 +163,7 @@ func (s *Shrinker) lanczos(ws *Workspace, floor float64) int {
 				zk := ws.z[k*g : (k+1)*g]
 				clear(zk)
 				for j := range m {
-					axpy(zk, q[j*g:(j+1)*g], sv[j*m+col])
+					blas64.Axpy(sv[j*m+col], vec(q[j*g:(j+1)*g]), vec(zk))
 				}
 			}
 			return above
@@ -239,23 +240,5 @@ func ratio(a, b float64) float64 {
 	return min(1, max(0, a/b))
 }
 
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-// axpy sets y += a·x.
-func axpy(y, x []float64, a float64) {
-	for i, v := range x {
-		y[i] += a * v
-	}
-}
-
-func scaleVec(x []float64, a float64) {
-	for i := range x {
-		x[i] *= a
-	}
-}
+// vec views x as a unit-stride BLAS vector.
+func vec(x []float64) blas64.Vector { return blas64.Vector{N: len(x), Inc: 1, Data: x} }
