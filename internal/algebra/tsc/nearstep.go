@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"tdsc/internal/algebra/tproduct"
+	"tdsc/internal/algebra/tsc/internal/kernel"
 )
 
 // Near steps of the sparse evaluation.
@@ -531,40 +532,23 @@ func isZero(v float64) int {
 
 // settledStep sets w[c] = src[c] + Σ_s y[s]·runs[s·len(w)+c] for every c,
 // with the runs grouped and added as accumulate does: fours, then a pair,
-// then one, each group's products added left to right and its sum added
-// to w[c].
+// then one, by the same kernels.
 func settledStep(w, src, runs, y []float64) {
 	n := len(w)
-	src = src[:n]
-	in := src
+	run := func(s int) []float64 { return runs[s*n : (s+1)*n] }
+	in := src[:n]
 	s := 0
 	for ; s+4 <= len(y); s += 4 {
-		g0, g1, g2, g3 := runs[s*n:(s+1)*n], runs[(s+1)*n:(s+2)*n], runs[(s+2)*n:(s+3)*n], runs[(s+3)*n:(s+4)*n]
-		v0, v1, v2, v3 := y[s], y[s+1], y[s+2], y[s+3]
-		in = in[:n]
-		for c := range w {
-			w[c] = in[c] + (float64(float64(float64(v0*g0[c])+float64(v1*g1[c]))+float64(v2*g2[c])) + float64(v3*g3[c]))
-		}
+		kernel.Add4(w, in, run(s), run(s+1), run(s+2), run(s+3), y[s], y[s+1], y[s+2], y[s+3])
 		in = w
 	}
 	if s+2 <= len(y) {
-		g0, g1 := runs[s*n:(s+1)*n], runs[(s+1)*n:(s+2)*n]
-		v0, v1 := y[s], y[s+1]
-		in = in[:n]
-		for c := range w {
-			w[c] = in[c] + (float64(v0*g0[c]) + float64(v1*g1[c]))
-		}
+		kernel.Add2(w, in, run(s), run(s+1), y[s], y[s+1])
 		in = w
 		s += 2
 	}
 	if s < len(y) {
-		g0 := runs[s*n : (s+1)*n]
-		v0 := y[s]
-		in = in[:n]
-		for c := range w {
-			w[c] = in[c] + float64(v0*g0[c])
-		}
-		in = w
+		kernel.Add1(w, in, run(s), y[s])
 	}
 	if len(y) == 0 {
 		copy(w, src)
