@@ -74,11 +74,11 @@ func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
 	}
 	mean = append([]float64(nil), mean...)
 	n := c.Height * c.Width
-	// Covariance by band pairs over contiguous band planes: the cube is
-	// band-sequential, so each pair is a dot product of two rows, taken a
-	// block of pixels at a time with every band of the block centred once.
+	// Covariance a block of pixels at a time: the block's centred bands
+	// are the rows of a B×m matrix A, and C accumulates AAᵀ (a rank-m
+	// update, BLAS's Syrk).
 	const block = 4096
-	sums := make([]float64, B*B)
+	cov := mat.NewSymDense(B, nil)
 	centred := make([]float64, B*block)
 	for p0 := 0; p0 < n; p0 += block {
 		m := min(block, n-p0)
@@ -88,24 +88,9 @@ func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
 				row[p] = v - mean[i]
 			}
 		}
-		for i := range B {
-			ri := centred[i*m : (i+1)*m]
-			for j := i; j < B; j++ {
-				rj := centred[j*m : (j+1)*m]
-				s := 0.0
-				for p, v := range ri {
-					s += v * rj[p]
-				}
-				sums[i*B+j] += s
-			}
-		}
+		cov.SymRankK(cov, 1, mat.NewDense(B, m, centred[:B*m]))
 	}
-	cov := mat.NewSymDense(B, nil)
-	for i := range B {
-		for j := i; j < B; j++ {
-			cov.SetSym(i, j, sums[i*B+j]/float64(n))
-		}
-	}
+	cov.ScaleSym(1/float64(n), cov)
 	var eig mat.EigenSym
 	if !eig.Factorize(cov, true) {
 		return nil, fmt.Errorf("subspace: the eigendecomposition of the spectral covariance did not converge")
