@@ -281,21 +281,25 @@ func fill(c *msi.Cube, mask []uint8) error {
 		}
 	}
 	for b := range c.Bands {
-		if live[b] > 0 {
-			continue
-		}
-		for d := 1; ; d++ {
-			if src := b - d; src >= 0 && live[src] > 0 {
-				copyLive(c, mask, b, src)
-				break
-			}
-			if src := b + d; src < c.Bands && live[src] > 0 {
-				copyLive(c, mask, b, src)
-				break
-			}
+		if live[b] == 0 {
+			copyLive(c, mask, b, nearestBand(b, c.Bands, func(s int) bool { return live[s] > 0 }))
 		}
 	}
 	return nil
+}
+
+// nearestBand returns the band nearest b, of bands bands, for which has
+// holds (the lower one on a tie), or -1 when there is none.
+func nearestBand(b, bands int, has func(int) bool) int {
+	for d := 1; d < bands; d++ {
+		if src := b - d; src >= 0 && has(src) {
+			return src
+		}
+		if src := b + d; src < bands && has(src) {
+			return src
+		}
+	}
+	return -1
 }
 
 // copyLive copies band src of c into band dst where dst is not missing.
@@ -358,15 +362,8 @@ func fillMissing(c *msi.Cube, mask []uint8) {
 		if !empty[b] {
 			continue
 		}
-		for d := 1; d < c.Bands; d++ {
-			if src := b - d; src >= 0 && !empty[src] {
-				copy(c.Band(b), c.Band(src))
-				break
-			}
-			if src := b + d; src < c.Bands && !empty[src] {
-				copy(c.Band(b), c.Band(src))
-				break
-			}
+		if src := nearestBand(b, c.Bands, func(s int) bool { return !empty[s] }); src >= 0 {
+			copy(c.Band(b), c.Band(src))
 		}
 	}
 }
