@@ -146,13 +146,20 @@ func (c *cubeFlags) applyMask(cube *msi.Cube, path string) error {
 	if path == "" {
 		return nil
 	}
-	o, err := c.readOptionsFor(path)
+	o, err := c.maskOptions(path)
 	if err != nil {
 		return fmt.Errorf("--mask: %w", err)
 	}
-	o.Scale = 0 // a mask is zero or not whatever its scale
 	_, err = pipeline.ApplyMask(cube, path, o)
 	return tooLargeHelp(err)
+}
+
+// maskOptions returns the options a mask file at path is read with: the
+// flags' axes, and no scale, a mask being zero or not whatever its scale.
+func (c *cubeFlags) maskOptions(path string) (msi.ReadOptions, error) {
+	o, err := c.readOptionsFor(path)
+	o.Scale = 0
+	return o, err
 }
 
 // writeOptions returns how to write a result made from a cube read as src:

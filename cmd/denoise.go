@@ -221,10 +221,9 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 		Force:        d.force, KeepCubes: d.ref != "", Program: "tdsc " + version,
 	}
 	if d.mask != "" {
-		if job.MaskRead, err = d.cf.readOptionsFor(d.mask); err != nil {
+		if job.MaskRead, err = d.cf.maskOptions(d.mask); err != nil {
 			return fmt.Errorf("--mask: %w", flagError(err))
 		}
-		job.MaskRead.Scale = 0 // zero or not whatever the scale
 	}
 	log := d.cf.log
 	job.Report = log
