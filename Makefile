@@ -24,9 +24,9 @@ build:
 # solver and the command line with OpenBLAS when it is installed.
 test:
 	$(GO) test ./...
-	$(GO) test -tags purego ./internal/algebra/tsc/...
+	$(GO) test -tags purego ./internal/tsc/...
 ifeq ($(HAVE_OPENBLAS),yes)
-	$(GO) test -tags openblas ./internal/algebra/tproduct/... ./internal/algebra/tsc/... ./cmd/...
+	$(GO) test -tags openblas ./internal/algebra/tproduct/... ./internal/tsc/... ./cmd/...
 endif
 
 # The inner loop: every package without the full-scene runs and the heavy
@@ -52,7 +52,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHDF5$$' -fuzztime 15s ./internal/formats/mat/internal/matfile
 	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/dictfile
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNG$$' -fuzztime 15s ./internal/gray
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/quality/gate
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/metrics/gate
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPlan$$' -fuzztime 15s ./internal/batch
 
 lint:

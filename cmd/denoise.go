@@ -10,10 +10,10 @@ import (
 	"tdsc/internal/denoise"
 	"tdsc/internal/formats"
 	"tdsc/internal/methods"
+	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/pipeline"
-	"tdsc/internal/quality/metrics"
 	"tdsc/internal/report"
 )
 

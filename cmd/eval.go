@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/metrics"
+	"tdsc/internal/metrics/gate"
+	"tdsc/internal/metrics/scorejson"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/gate"
-	"tdsc/internal/quality/metrics"
-	"tdsc/internal/quality/scorejson"
 )
 
 func newEvalCmd() *cobra.Command {

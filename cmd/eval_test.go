@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"tdsc/internal/quality/gate"
-	"tdsc/internal/quality/metrics"
+	"tdsc/internal/metrics"
+	"tdsc/internal/metrics/gate"
 )
 
 // TestEvalJSONIsABaseline writes the JSON of eval --json and reads it back

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"tdsc/internal/metrics/noref"
+	"tdsc/internal/metrics/scorejson"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/noref"
-	"tdsc/internal/quality/scorejson"
 )
 
 // norefRow is the no-reference assessment of one input.

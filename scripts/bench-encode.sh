@@ -26,10 +26,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The patches, the dictionary and the Go codes, for numpy to read.
-go test -tags openblas -count=1 -run '^TestEncodePaperExport$' ./internal/algebra/tsc \
+go test -tags openblas -count=1 -run '^TestEncodePaperExport$' ./internal/tsc \
 	-args -encode-export "$work" >/dev/null
 
-go test -tags openblas -run '^$' -bench 'EncodePaper/.*/auto/' -count "$count" ./internal/algebra/tsc |
+go test -tags openblas -run '^$' -bench 'EncodePaper/.*/auto/' -count "$count" ./internal/tsc |
 	tee "$work/go.txt"
 for threads in 1 2; do
 	OPENBLAS_NUM_THREADS=$threads "$python" scripts/encode-fista.py "$crop" "$work" --repeat "$count" |

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tdsc/internal/quality/scorejson"
+	"tdsc/internal/metrics/scorejson"
 )
 
 // Table is the results under an output root merged into one table: a row

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tdsc/internal/quality/scorejson"
+	"tdsc/internal/metrics/scorejson"
 )
 
 // putResult writes a result as Runner does for the cell (scene, σ, seed,

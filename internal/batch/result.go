@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"tdsc/internal/atomicfile"
-	"tdsc/internal/quality/scorejson"
+	"tdsc/internal/metrics/scorejson"
 )
 
 // ResultFormat is the value of Result.Format in the files this package

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"tdsc/internal/formats"
+	"tdsc/internal/metrics"
+	"tdsc/internal/metrics/scorejson"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/metrics"
-	"tdsc/internal/quality/scorejson"
 	"tdsc/internal/report"
 )
 

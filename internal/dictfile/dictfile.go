@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"tdsc/internal/algebra/tproduct"
-	"tdsc/internal/algebra/tsc"
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/tsc"
 )
 
 // Dictionary file format. A dictionary file is a UTF-8 JSON object:

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"tdsc/internal/algebra/tsc"
 	"tdsc/internal/dictfile"
 	"tdsc/internal/option"
+	"tdsc/internal/tsc"
 )
 
 // AtomsOptions are the settings of Atoms, the pipeline of `tdsc atoms`

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"tdsc/internal/algebra/tsc"
 	"tdsc/internal/option"
+	"tdsc/internal/tsc"
 )
 
 func TestAtomsOptionsValidate(t *testing.T) {

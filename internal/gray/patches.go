@@ -10,7 +10,7 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/dictfile"
-	"tdsc/internal/stages/patch"
+	"tdsc/internal/patch"
 )
 
 // Model is how a d×d patch is coded: as a tensor (2DSC) or as a vector (SC).

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"tdsc/internal/algebra/tproduct"
-	"tdsc/internal/algebra/tsc"
+	"tdsc/internal/tsc"
 )
 
 // randomPatch returns a d×d row-major patch of standard normal values.

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"tdsc/internal/formats/pngstack"
+	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
-	"tdsc/internal/quality/metrics"
 	"tdsc/internal/testenv"
 )
 

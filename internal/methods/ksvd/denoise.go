@@ -9,7 +9,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
-	"tdsc/internal/stages/patch"
+	"tdsc/internal/patch"
 )
 
 // DenoiseOptions are the settings of Reconstruct.

@@ -12,10 +12,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/methods/twodsc"
+	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
-	"tdsc/internal/quality/metrics"
 	"tdsc/internal/stages/blockmatch"
 	"tdsc/internal/stages/groupwiener"
 	"tdsc/internal/testenv/cubetest"

@@ -61,8 +61,8 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/parallel"
+	"tdsc/internal/patch"
 	"tdsc/internal/report"
-	"tdsc/internal/stages/patch"
 )
 
 // batchSize is the number of patches a worker extracts, codes and

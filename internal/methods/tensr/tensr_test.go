@@ -10,10 +10,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/denoise"
+	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
-	"tdsc/internal/quality/metrics"
 )
 
 // randomMatrix returns a rows×cols row-major matrix of standard normal

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"tdsc/internal/algebra/tsc"
 	"tdsc/internal/denoise"
 	"tdsc/internal/dictfile"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
 	"tdsc/internal/report"
 	"tdsc/internal/tile"
+	"tdsc/internal/tsc"
 )
 
 // Denoiser is the whole pipeline of the methods 2dsc and sc: learn a

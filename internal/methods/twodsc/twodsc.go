@@ -34,13 +34,13 @@ import (
 	"runtime"
 
 	"tdsc/internal/algebra/tproduct"
-	"tdsc/internal/algebra/tsc"
 	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/patch"
 	"tdsc/internal/report"
-	"tdsc/internal/stages/patch"
 	"tdsc/internal/tile"
+	"tdsc/internal/tsc"
 )
 
 // batchSize is the number of patches coded together. It is fixed (not

@@ -14,11 +14,11 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/algebra/tproduct/tproducttest"
-	"tdsc/internal/algebra/tsc"
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/testenv/cubetest"
+	"tdsc/internal/tsc"
 )
 
 func readCrop(t *testing.T) *msi.Cube {

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
-	"tdsc/internal/quality/metrics"
 )
 
 // PSNR returns the PSNR of x against ref in dB, as tdsc eval computes it

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"tdsc/internal/formats"
+	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/quality/metrics"
 	"tdsc/internal/testenv"
 )
 

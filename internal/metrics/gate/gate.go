@@ -15,7 +15,7 @@ import (
 	"math"
 	"os"
 
-	"tdsc/internal/quality/scorejson"
+	"tdsc/internal/metrics/scorejson"
 )
 
 // Scores are the mean scores of one input.

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"tdsc/internal/algebra/tproduct"
-	"tdsc/internal/algebra/tsc/internal/kernel"
+	"tdsc/internal/tsc/internal/kernel"
 )
 
 // Near steps of the sparse evaluation.

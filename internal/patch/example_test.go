@@ -7,7 +7,7 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/msi"
-	"tdsc/internal/stages/patch"
+	"tdsc/internal/patch"
 )
 
 // A denoising pass: every worker extracts its batches, codes them (here the

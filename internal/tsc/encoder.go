@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"tdsc/internal/algebra/tproduct"
-	"tdsc/internal/algebra/tsc/internal/kernel"
+	"tdsc/internal/tsc/internal/kernel"
 )
 
 // EncodeOptions sets the sparse-coding problem and the FISTA iteration of an
