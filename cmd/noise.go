@@ -204,9 +204,10 @@ input's units; its missing voxels (no data) stay missing.`,
 	f.StringVar(&noiseParams, "noise-params", "", "A,B: Poisson-Gaussian noise A·Poisson(x/A) + N(0, B) in every band (gain A, read-noise variance B on the [0, 255] scale), or a file of one pair \"A B\" per band")
 	f.BoolVar(&spec.GaussianTwin, "gaussian-twin", false, "with --noise-params: add i.i.d. Gaussian noise of their mean power instead (the same seed, sparse parts and description)")
 	f.StringVar(&caseName, "case", "", "QRNN3D complex noise case: 1 noniid, 2 stripe, 3 deadline, 4 impulse, 5 mixture (by number or name)")
+	fixedValues(c, "case", noise.CaseNames())
 	f.Uint64Var(&spec.Seed, "seed", 1, "seed of the noise generator")
 	f.BoolVar(&force, "force", false, "overwrite an existing output")
-	cf.register(f, true)
+	cf.register(c, true)
 	cf.registerMemory(f)
 	return c
 }
