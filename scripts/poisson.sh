@@ -5,8 +5,8 @@
 # Poisson-Gaussian noise y = a·Poisson(x/a) + N(0, b) and, from the same
 # seed, the i.i.d. Gaussian noise of the same mean power (tdsc noise
 # --noise-params A,B [--gaussian-twin]), denoise both with the default
-# (no flag), and print one Markdown row: the equal-power σ, PSNR and wall
-# seconds on each, the PSNR difference and the time ratio. With -c, the
+# (no flag), and print one Markdown row: the equal-power σ, PSNR, wall and
+# CPU seconds on each, the PSNR difference and the time ratios. With -c, the
 # same over the sparse part of QRNN3D's cases (tdsc noise --case N) on top
 # of each noise.
 #
@@ -43,17 +43,17 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/pgcubes" ./scripts/pgcubes
 field() { awk -v k="\"$1\":" '$0 ~ "^      " k { v = $2; sub(/,$/, "", v); print v }' "$2"; }
 
-# run NOISY: denoise with the default, print "PSNR SECONDS".
+# run NOISY: denoise with the default, print "PSNR WALL CPU": the wall
+# and the CPU (user + system) seconds of the run. On a shared machine the
+# CPU seconds are the steadier measure of the work.
 run() {
-	local start secs
-	start=$(date +%s.%N)
-	"$tdsc" denoise --input "$1" --out "$work/out.hdr" --force --quiet
-	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+	local t
+	t=$({ TIMEFORMAT='%R %U %S'; time "$tdsc" denoise --input "$1" --out "$work/out.hdr" --force --quiet; } 2>&1)
 	"$tdsc" eval --ref "$work/clean.hdr" "$work/out.hdr" --json >"$work/e.json"
-	echo "$(field psnr "$work/e.json") $secs"
+	echo "$(field psnr "$work/e.json") $(awk '{ print $1, $2 + $3 }' <<<"$t")"
 }
 
-echo '| scene | bands | a, b | case | equal-power σ | Poisson-Gaussian dB / s | i.i.d. twin dB / s | Δ dB | time ratio |'
+echo '| scene | bands | a, b | case | equal-power σ | Poisson-Gaussian dB / wall s / CPU s | i.i.d. twin dB / wall s / CPU s | Δ dB | time ratio wall / CPU |'
 echo '|---|---|---|---|---|---|---|---|---|'
 for scene in "$@"; do
 	name=$(basename "${scene%/}")
@@ -68,10 +68,12 @@ for scene in "$@"; do
 				sigma=$("$tdsc" noise --input "$work/clean.hdr" --noise-params "$p" "${extra[@]}" --seed 1 --out "$work/pg.hdr" --force 2>&1 |
 					sed -n 's/^mean noise power.* σ = \(.*\)$/\1/p')
 				"$tdsc" noise --input "$work/clean.hdr" --noise-params "$p" --gaussian-twin "${extra[@]}" --seed 1 --out "$work/twin.hdr" --force --quiet
-				read -r pg_psnr pg_s < <(run "$work/pg.hdr")
-				read -r tw_psnr tw_s < <(run "$work/twin.hdr")
-				awk -v n="$name" -v b="$b" -v p="$p" -v c="$c" -v s="$sigma" -v pp="$pg_psnr" -v ps="$pg_s" -v tp="$tw_psnr" -v ts="$tw_s" 'BEGIN {
-					printf "| %s | %s | %s | %s | %.2f | %.2f / %.1f | %.2f / %.1f | %+.2f | %.2f |\n", n, b, p, (c == 0 ? "—" : c), s, pp, ps, tp, ts, pp - tp, ps / ts }'
+				read -r pg_psnr pg_s pg_cpu < <(run "$work/pg.hdr")
+				read -r tw_psnr tw_s tw_cpu < <(run "$work/twin.hdr")
+				awk -v n="$name" -v b="$b" -v p="$p" -v c="$c" -v s="$sigma" -v pp="$pg_psnr" -v ps="$pg_s" -v pc="$pg_cpu" \
+					-v tp="$tw_psnr" -v ts="$tw_s" -v tc="$tw_cpu" 'BEGIN {
+					printf "| %s | %s | %s | %s | %.2f | %.2f / %.1f / %.1f | %.2f / %.1f / %.1f | %+.2f | %.2f / %.2f |\n",
+						n, b, p, (c == 0 ? "—" : c), s, pp, ps, pc, tp, ts, tc, pp - tp, ps / ts, pc / tc }'
 			done
 		done
 	done
