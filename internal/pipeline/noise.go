@@ -54,13 +54,9 @@ type NoiseOutcome struct {
 // Run runs the job; on error no output is left.
 func (j *NoiseJob) Run(ctx context.Context) (*NoiseOutcome, error) {
 	log := report.OrDiscard(j.Report)
-	in, err := formats.NewSource(j.Input, j.Read)
+	clean, err := read(ctx, j.Input, j.Read, log)
 	if err != nil {
 		return nil, err
-	}
-	clean, err := parallel.Interruptible(ctx, func() (*msi.Cube, error) { return open(in, log) })
-	if err != nil {
-		return nil, TooLargeHelp(err)
 	}
 	if scale := clean.Stored.Scale; j.Spec.Sigma > 0 && scale != 1 {
 		log.Logf("σ = %s", denoise.InUnits(j.Spec.Sigma, scale))

@@ -60,6 +60,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
+	"tdsc/internal/parallel"
 	"tdsc/internal/report"
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/repair"
@@ -317,7 +318,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		return err
 	}
 	if j.Ref != "" {
-		if err := j.readRef(noisy, log); err != nil {
+		if err := j.readRef(ctx, noisy, log); err != nil {
 			return err
 		}
 	}
@@ -701,16 +702,28 @@ func open(in formats.Source, log report.Reporter) (*msi.Cube, error) {
 	return cube, nil
 }
 
+// read resolves the cube at path to its format and reads it whole with
+// opts, saying on log how it was read; a signal (ctx) abandons the read.
+// A cube over the memory budget is an error that says what helps
+// (TooLargeHelp).
+func read(ctx context.Context, path string, opts msi.ReadOptions, log report.Reporter) (*msi.Cube, error) {
+	in, err := formats.NewSource(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := parallel.Interruptible(ctx, func() (*msi.Cube, error) { return open(in, log) })
+	if err != nil {
+		return nil, TooLargeHelp(err)
+	}
+	return c, nil
+}
+
 // readRef reads the reference, which must be of noisy's size, into
 // j.clean.
-func (j *Job) readRef(noisy *msi.Cube, log report.Reporter) error {
-	ref, err := formats.NewSource(j.Ref, j.RefRead)
+func (j *Job) readRef(ctx context.Context, noisy *msi.Cube, log report.Reporter) error {
+	clean, err := read(ctx, j.Ref, j.RefRead, log)
 	if err != nil {
 		return err
-	}
-	clean, err := open(ref, log)
-	if err != nil {
-		return TooLargeHelp(err)
 	}
 	if !clean.SameSize(noisy) {
 		return fmt.Errorf("reference %s is %s but the input %s is %s", j.Ref, clean.Size(), j.Input, noisy.Size())

@@ -7,7 +7,6 @@ import (
 
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/denoise"
-	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
 	"tdsc/internal/render"
@@ -66,13 +65,9 @@ func (j *TrainJob) Run(ctx context.Context) (*TrainOutcome, error) {
 	if err := denoise.CheckThreads(j.Threads); err != nil {
 		return nil, err
 	}
-	in, err := formats.NewSource(j.Input, j.Read)
+	noisy, err := read(ctx, j.Input, j.Read, log)
 	if err != nil {
 		return nil, err
-	}
-	noisy, err := parallel.Interruptible(ctx, func() (*msi.Cube, error) { return open(in, log) })
-	if err != nil {
-		return nil, TooLargeHelp(err)
 	}
 	sigma, err := parallel.Interruptible(ctx, func() (float64, error) { // estimating σ reads the whole cube
 		return denoise.ResolveTrainSigma(noisy, j.Sigma, j.Values.Has(denoise.Beta), log)
