@@ -24,9 +24,11 @@ type NoiseJob struct {
 	Input string
 	Read  msi.ReadOptions
 	// Spec is the noise, checked by the caller (Spec.Resolve().Validate);
-	// Case, if not 0, is the case to simulate instead, with Spec.Seed.
-	Spec noise.Spec
-	Case noise.Case
+	// Case, if not 0, is the case to simulate instead, with Spec.Seed, or
+	// with OverBase the sparse part of the case over Spec's noise.
+	Spec     noise.Spec
+	Case     noise.Case
+	OverBase bool
 	// Out is the noisy cube's path, written with the element type DType
 	// (see WriteOptions); Force replaces an existing one.
 	Out   string
@@ -64,9 +66,12 @@ func (j *NoiseJob) Run(ctx context.Context) (*NoiseOutcome, error) {
 	// Simulating fills a new cube: abandoned when interrupted.
 	out, err := parallel.Interruptible(ctx, func() (o *NoiseOutcome, err error) {
 		o = new(NoiseOutcome)
-		if j.Case != 0 {
+		switch {
+		case j.Case != 0 && j.OverBase:
+			o.Noisy, o.Applied, err = noise.SimulateCaseOver(nil, clean, j.Case, j.Spec)
+		case j.Case != 0:
 			o.Noisy, o.Applied, err = noise.SimulateCase(nil, clean, j.Case, j.Spec.Seed)
-		} else {
+		default:
 			o.Noisy, o.Applied, err = noise.Simulate(nil, clean, j.Spec)
 		}
 		return o, err
@@ -81,7 +86,10 @@ func (j *NoiseJob) Run(ctx context.Context) (*NoiseOutcome, error) {
 		}
 	}
 	out.What = j.Spec.Resolve().String()
-	if j.Case != 0 {
+	switch {
+	case j.Case != 0 && j.OverBase && j.Case != noise.CaseNonIID:
+		out.What += fmt.Sprintf("; the sparse part of QRNN3D complex noise case %d (%s): %s", int(j.Case), j.Case.Name(), j.Case.Sparse())
+	case j.Case != 0 && !j.OverBase:
 		out.What = fmt.Sprintf("%s, seed %d", j.Case, j.Spec.Seed)
 	}
 	noisy.Metadata = clean.Metadata // the scene's, unchanged
