@@ -110,9 +110,6 @@ type Job struct {
 	// Force replaces existing outputs.
 	Force bool
 
-	// KeepCubes asks for the input and the result in the Outcome, for a
-	// caller that uses them; the job then needs the whole cube.
-	KeepCubes bool
 	// Program names the program and its version in processing lines
 	// ("tdsc v1.2").
 	Program string
@@ -152,7 +149,8 @@ type Outcome struct {
 	Found *sparsenoise.Report
 	// Strips is the number of strips, 0 for a whole-cube run.
 	Strips int
-	// Noisy and Result are the input and the result, when Job.KeepCubes.
+	// Noisy and Result are the input and the result of a whole-cube run
+	// (nil in strips).
 	Noisy, Result *msi.Cube
 	// Scores are the metrics of the input and of the result against the
 	// reference, in that order, when Job.Ref is given.
@@ -292,7 +290,7 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 }
 
 // score scores the input and the result against the reference, into
-// out.Scores; the cubes are kept in out only when asked for.
+// out.Scores.
 func (j *Job) score(ctx context.Context, out *Outcome) error {
 	for _, c := range []struct {
 		path string
@@ -303,9 +301,6 @@ func (j *Job) score(ctx context.Context, out *Outcome) error {
 			return err
 		}
 		out.Scores = append(out.Scores, Score{Path: c.path, Wavelengths: c.cube.Wavelengths, Report: rep})
-	}
-	if !j.KeepCubes {
-		out.Noisy, out.Result = nil, nil
 	}
 	return nil
 }
@@ -403,9 +398,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	Restore(result, noisy, masked)
 	result.Metadata = noisy.Metadata // the scene's, unchanged
 	result.Processing = j.describe(out.Sigma, res) + how
-	if j.KeepCubes || j.Ref != "" {
-		out.Noisy, out.Result = noisy, result
-	}
+	out.Noisy, out.Result = noisy, result
 	return j.writeWhole(ctx, set, noisy, result, det, res, how, log)
 }
 

@@ -61,9 +61,6 @@ func (j *Job) wholeCubeNeeds() string {
 	if j.Ref != "" {
 		why = append(why, "--ref needs the whole cube (score the output with tdsc eval instead)")
 	}
-	if j.KeepCubes {
-		why = append(why, "the cubes are kept for the caller")
-	}
 	if j.Noise.PerBand == On {
 		why = append(why, "--sigma-per-band estimates σ from the whole cube")
 	}
