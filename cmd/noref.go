@@ -12,7 +12,6 @@ import (
 	"tdsc/internal/metrics/scorejson"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
-	"tdsc/internal/stages/noiselevel"
 )
 
 // norefRow is the no-reference assessment of one input.
@@ -66,14 +65,6 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	return writeNoiseLevelTable(w, rows, noisyPath, perBand)
 }
 
-// noiseModel names the noise model a noise-level report decided on.
-func noiseModel(r *noiselevel.Report) string {
-	if r.SignalDependent {
-		return "signal-dependent"
-	}
-	return "gaussian"
-}
-
 // writeNoiseLevelTable prints, after the σ table and a blank line, the
 // noise-level function σ²(x) = a·x + b of every input (with a noisy cube,
 // of the noisy cube alone, which every input shares): the noise model
@@ -89,7 +80,7 @@ func writeNoiseLevelTable(w io.Writer, rows []norefRow, noisyPath string, perBan
 	}
 	for _, r := range rows {
 		nl := r.rep.NoiseLevel
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.1f\t%.2f\t\n", r.input, noiseModel(nl), r.rep.Mean.A, r.rep.Mean.B, nl.Z, nl.Ratio)
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.1f\t%.2f\t\n", r.input, r.rep.NoiseModel(), r.rep.Mean.A, r.rep.Mean.B, nl.Z, nl.Ratio)
 		if !perBand {
 			continue
 		}
@@ -177,7 +168,7 @@ func writeNoRefCSV(w io.Writer, rows []norefRow, residual, perBand bool) error {
 					rec = append(rec, csvFloat(v))
 				}
 			}
-			rec = append(rec, csvFloat(b.A), csvFloat(b.B), noiseModel(r.rep.NoiseLevel))
+			rec = append(rec, csvFloat(b.A), csvFloat(b.B), r.rep.NoiseModel())
 			_ = cw.Write(rec)
 		}
 	}
@@ -247,7 +238,7 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 		m := band(0, r.rep.Mean)
 		res := norefJSONResult{Input: r.input, Sigma: m.Sigma, Removed: m.Removed, Correlation: m.Correlation,
 			LagX: m.LagX, LagY: m.LagY, ColumnShare: m.ColumnShare, RowShare: m.RowShare,
-			A: m.A, B: m.B, NoiseModel: noiseModel(r.rep.NoiseLevel),
+			A: m.A, B: m.B, NoiseModel: r.rep.NoiseModel(),
 			NoiseZ: scorejson.Float(r.rep.NoiseLevel.Z), NoiseRatio: scorejson.Float(r.rep.NoiseLevel.Ratio),
 			Min: band(0, r.rep.Min), Max: band(0, r.rep.Max)}
 		for i, b := range r.rep.Bands {

@@ -106,6 +106,15 @@ func Assess(noisy, denoised *msi.Cube, estimator string) (*Report, error) {
 	return r, nil
 }
 
+// NoiseModel names the noise model the noise-level estimate decided on:
+// "signal-dependent" or "gaussian".
+func (r *Report) NoiseModel() string {
+	if r.NoiseLevel.SignalDependent {
+		return "signal-dependent"
+	}
+	return "gaussian"
+}
+
 // fields lists the fields of a Band, so that summaries treat them alike.
 func fields(b *Band) []*float64 {
 	return []*float64{&b.Sigma, &b.Removed, &b.Correlation, &b.LagX, &b.LagY, &b.ColumnShare, &b.RowShare, &b.A, &b.B}
