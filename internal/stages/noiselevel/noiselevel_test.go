@@ -185,9 +185,9 @@ func TestEstimateCorrupted(t *testing.T) {
 				}
 			}
 		}},
-		{"clipping to [40, 150]", false, func(_ *rand.Rand, c *msi.Cube, _ []uint8) {
+		{"clipping to [10, 190]", false, func(_ *rand.Rand, c *msi.Cube, _ []uint8) {
 			for i, v := range c.Data {
-				c.Data[i] = min(max(v, 40), 150)
+				c.Data[i] = min(max(v, 10), 190)
 			}
 		}},
 	}
