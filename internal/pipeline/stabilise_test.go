@@ -33,7 +33,7 @@ func TestStabilisedPath(t *testing.T) {
 	var sigmas []float64
 	j := job(in, dir, &sigmas)
 	j.Noise.Params = levels
-	j.KeepCubes, j.SaveResidual = true, filepath.Join(dir, "residual.hdr")
+	j.SaveResidual = filepath.Join(dir, "residual.hdr")
 	out, err := Run(context.Background(), j)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestStabilisedPath(t *testing.T) {
 	// Without the parameters the fit finds the noise signal-dependent and
 	// stabilises with its own functions.
 	j = job(in, dir, nil)
-	j.Force, j.KeepCubes = true, true
+	j.Force = true
 	if out, err = Run(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
