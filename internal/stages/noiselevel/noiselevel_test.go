@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -433,5 +434,27 @@ func TestClippedLevels(t *testing.T) {
 		if want := l.Mean >= 70; l.Clipped != want {
 			t.Errorf("level at %.1f: clipped %v, want %v", l.Mean, l.Clipped, want)
 		}
+	}
+}
+
+// TestEstimateNothingToFit: a cube too small for a window, and a band
+// with no data, are not fitted and say so; the report is Gaussian and its
+// summary is still said.
+func TestEstimateNothingToFit(t *testing.T) {
+	r := Estimate(msi.NewCube(3, 3, 2), Options{})
+	if r.SignalDependent || r.Bands[0].Fitted || r.Functions[0] != (Function{}) {
+		t.Errorf("3×3 cube: %+v", r)
+	}
+	if s := r.Summary(); !strings.Contains(s, "2 bands too small or too flat to fit") {
+		t.Errorf("summary %q", s)
+	}
+	rng := rand.New(rand.NewPCG(16, 1616))
+	c := poissonGaussian(rng, scene(rng, 64, 64, 3, 0, 255), slices.Repeat([]Function{{A: 2, B: 4}}, 3))
+	for i := range c.Band(1) {
+		c.Band(1)[i] = math.NaN()
+	}
+	r = Estimate(c, Options{})
+	if !r.Bands[0].Fitted || r.Bands[1].Fitted || !r.Bands[2].Fitted || r.Functions[1] != r.Functions[0] {
+		t.Errorf("a band of NaN: fitted %v %v %v, functions %+v", r.Bands[0].Fitted, r.Bands[1].Fitted, r.Bands[2].Fitted, r.Functions)
 	}
 }
