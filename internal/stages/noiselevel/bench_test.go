@@ -81,8 +81,8 @@ func BenchmarkDecision(b *testing.B) {
 		b.ReportMetric(r.Z, "z")
 		b.ReportMetric(r.Ratio, "ratio")
 		b.ReportMetric(dependent, "signal-dependent")
-		b.ReportMetric(median(as), "a")
-		b.ReportMetric(median(bs), "b")
+		b.ReportMetric(sparsenoise.Median(as), "a")
+		b.ReportMetric(sparsenoise.Median(bs), "b")
 	}
 	simulate := func(b *testing.B, clean *msi.Cube, spec noise.Spec) *msi.Cube {
 		spec.Seed = 1

@@ -79,6 +79,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
+	"tdsc/internal/stages/sparsenoise"
 )
 
 // Function is the noise-level function of one band: the noise variance
@@ -215,7 +216,7 @@ func Estimate(c *msi.Cube, opts Options) *Report {
 	r.Ratio = 1
 	if len(ratios) > 0 {
 		r.Z /= math.Sqrt(float64(len(ratios)))
-		r.Ratio = median(ratios)
+		r.Ratio = sparsenoise.Median(ratios)
 		fillUnfitted(r)
 	}
 	r.SignalDependent = r.Z > zMin && r.Ratio >= ratioMin
@@ -310,7 +311,7 @@ func fallback(wins []windowStats) Band {
 	}
 	band := Band{Windows: len(wins), Ratio: 1}
 	if len(d2) > 0 {
-		band.B = median(d2) / chi1Median
+		band.B = sparsenoise.Median(d2) / chi1Median
 	}
 	return band
 }
@@ -481,7 +482,7 @@ func fitLevels(wins []windowStats, clips []float64, prev *Function) Band {
 				d2 = append(d2, d*d)
 			}
 		}
-		level := Level{Mean: sum / float64(hi-lo), Variance: median(d2) / chi1Median, Details: len(d2)}
+		level := Level{Mean: sum / float64(hi-lo), Variance: sparsenoise.Median(d2) / chi1Median, Details: len(d2)}
 		v := level.Variance
 		if prev != nil {
 			v = prev.Variance(level.Mean)
@@ -659,7 +660,7 @@ func (r *Report) Summary() string {
 func spread(v []float64, format string) string {
 	sorted := slices.Sorted(slices.Values(v))
 	f := func(x float64) string { return fmt.Sprintf(format, x) }
-	return fmt.Sprintf("%s–%s (median %s)", f(sorted[0]), f(sorted[len(sorted)-1]), f(median(sorted)))
+	return fmt.Sprintf("%s–%s (median %s)", f(sorted[0]), f(sorted[len(sorted)-1]), f(sparsenoise.Median(sorted)))
 }
 
 func plural(n int) string {
@@ -667,67 +668,6 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// median returns the median of v (the mean of the two middle values when
-// len(v) is even), reordering v; NaN for an empty v. It selects rather
-// than sorts (the levels' medians are most of the fit's time otherwise).
-func median(v []float64) float64 {
-	n := len(v)
-	if n == 0 {
-		return math.NaN()
-	}
-	hi := selectKth(v, n/2)
-	if n%2 == 1 {
-		return hi
-	}
-	// After the selection v[:n/2] holds the n/2 smallest values.
-	return (slices.Max(v[:n/2]) + hi) / 2
-}
-
-// selectKth reorders v so that v[k] is its k-th smallest value (0-based),
-// no value before it larger and none after it smaller, and returns v[k]:
-// Hoare's selection with the median of three as pivot. It is written here
-// because neither the standard library nor gonum has one for a plain
-// slice.
-func selectKth(v []float64, k int) float64 {
-	lo, hi := 0, len(v)-1
-	for hi > lo {
-		mid := lo + (hi-lo)/2
-		if v[mid] < v[lo] {
-			v[mid], v[lo] = v[lo], v[mid]
-		}
-		if v[hi] < v[lo] {
-			v[hi], v[lo] = v[lo], v[hi]
-		}
-		if v[hi] < v[mid] {
-			v[hi], v[mid] = v[mid], v[hi]
-		}
-		pivot := v[mid]
-		i, j := lo, hi
-		for i <= j {
-			for v[i] < pivot {
-				i++
-			}
-			for v[j] > pivot {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return v[k]
-		}
-	}
-	return v[k]
 }
 
 // quantile returns the p-quantile of the means of the non-empty wins,

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/stages/sparsenoise"
 )
 
 // scene returns a random clean h×w×bands cube on [lo, hi]: per band a
@@ -92,7 +93,7 @@ func checkFunctions(t *testing.T, name string, r *Report, want []Function) {
 			}
 		}
 	}
-	if m := median(errs); m > 0.1 {
+	if m := sparsenoise.Median(errs); m > 0.1 {
 		t.Errorf("%s: median relative error of the variance %.3f, want ≤ 0.1", name, m)
 	}
 }
@@ -338,26 +339,6 @@ func TestWeightedLine(t *testing.T) {
 					t.Fatalf("trial %d: fit %+v has χ² %v, but %+v has %v", trial, f, best, g, c)
 				}
 			}
-		}
-	}
-}
-
-// TestMedian checks the selection against sorting, with ties.
-func TestMedian(t *testing.T) {
-	rng := rand.New(rand.NewPCG(12, 1212))
-	for trial := range 500 {
-		v := make([]float64, 1+rng.IntN(40))
-		for i := range v {
-			v[i] = float64(rng.IntN(10))
-		}
-		sorted := slices.Sorted(slices.Values(v))
-		n := len(sorted)
-		want := sorted[n/2]
-		if n%2 == 0 {
-			want = (sorted[n/2-1] + sorted[n/2]) / 2
-		}
-		if got := median(v); got != want {
-			t.Fatalf("trial %d: median of %v = %v, want %v", trial, sorted, got, want)
 		}
 	}
 }
