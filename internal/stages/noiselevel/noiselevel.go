@@ -322,17 +322,19 @@ func fallback(wins []windowStats) Band {
 // among the stuck values.
 //
 // A stuck value is one that occurs at least max(clipMinCount,
-// clipMinShare·n) times among the n voxels left in, and either is the
-// band's smallest or largest value or occurs spikeRatio times more often
-// than the values next to it in the band's sorted distinct values: salt
-// and pepper, dead columns and lines, saturation and the floor of a sensor
-// repeat one value, where a continuous signal plus noise almost never
-// repeats one (and integer data repeats every value about as often as its
-// neighbours). A stuck value is a clipping level when on average more than
-// clusterShare of the four neighbours of its voxels hold it too: a clipped
-// region, not scattered impulses. Two horizontally adjacent equal voxels are
-// counted first; without clipMinCount of them no value can be stuck and
-// the band is not sorted.
+// clipMinShare·n) times among the n voxels left in: salt and pepper, dead
+// columns and lines, saturation and the floor of a sensor repeat one
+// value, where a continuous signal plus noise almost never repeats one.
+// Quantised data (fewer distinct values than half the voxels: integer
+// counts) repeat every value, so there the value must also be the band's
+// smallest or largest or occur spikeRatio times more often than the values
+// next to it in the band's sorted distinct values. A stuck value is a
+// clipping level when it is the band's smallest or largest value and on
+// average more than clusterShare of the four neighbours of its voxels hold
+// it too: a clipped region (or a dead line at the floor), not scattered
+// impulses. Pairs of equal neighbours (horizontal or
+// vertical) are counted first; without clipMinCount of them no value can
+// be stuck and the band is not sorted.
 func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips []float64) {
 	left = make([]bool, len(band))
 	present := make([]float64, 0, len(band))
@@ -344,6 +346,9 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 		}
 		present = append(present, v)
 		if i%width > 0 && band[i-1] == v && !left[i-1] {
+			pairs++
+		}
+		if i >= width && band[i-width] == v && !left[i-width] {
 			pairs++
 		}
 	}
@@ -365,6 +370,11 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 		runs = append(runs, run{present[i], j - i})
 		i = j
 	}
+	// Continuous data (most values distinct) repeat no value by chance:
+	// every value repeated that often is stuck. Quantised data (integer
+	// counts) repeat every value; there a stuck value must stand out of
+	// the histogram.
+	continuous := 2*len(runs) > len(present)
 	var values []float64
 	for k, r := range runs {
 		next := 0
@@ -374,11 +384,14 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 		if k+1 < len(runs) {
 			next = max(next, runs[k+1].count)
 		}
-		if r.count >= least && (k == 0 || k == len(runs)-1 || r.count >= spikeRatio*next) {
+		if r.count >= least && (continuous || k == 0 || k == len(runs)-1 || r.count >= spikeRatio*next) {
 			values = append(values, r.value)
 		}
 	}
 	for _, v := range values {
+		if v != runs[0].value && v != runs[len(runs)-1].value {
+			continue // not an extreme, so not a clipping level
+		}
 		same, neighbours := 0, 0
 		for i, u := range band {
 			if u != v || left[i] {

@@ -168,6 +168,16 @@ func TestEstimateCorrupted(t *testing.T) {
 				}
 			}
 		}},
+		{"columns stuck at 60", false, func(rng *rand.Rand, c *msi.Cube, _ []uint8) {
+			for b := range c.Bands {
+				for range 16 {
+					x := rng.IntN(c.Width)
+					for k := range c.Height {
+						c.Set(k, x, b, 60)
+					}
+				}
+			}
+		}},
 		{"stripes", false, func(rng *rand.Rand, c *msi.Cube, _ []uint8) {
 			for b := range c.Bands {
 				for x := range c.Width {
@@ -437,5 +447,50 @@ func TestEstimateNothingToFit(t *testing.T) {
 	r = Estimate(c, Options{})
 	if !r.Bands[0].Fitted || r.Bands[1].Fitted || !r.Bands[2].Fitted || r.Functions[1] != r.Functions[0] {
 		t.Errorf("a band of NaN: fitted %v %v %v, functions %+v", r.Bands[0].Fitted, r.Bands[1].Fitted, r.Bands[2].Fitted, r.Functions)
+	}
+}
+
+// TestStuck checks which voxels stuck leaves out: every voxel of columns
+// stuck at one value (which no two horizontal neighbours share), of
+// salt-and-pepper impulses, of a masked voxel and of a missing one, none
+// of the noisy rest; a clipped region at the top is a clipping level, the
+// stuck columns (not an extreme) and the impulses (scattered) are not.
+func TestStuck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 1717))
+	const h, w = 64, 80
+	band := make([]float64, h*w)
+	for i := range band {
+		band[i] = 100 + 10*rng.NormFloat64()
+	}
+	want := make([]bool, h*w)
+	for _, x := range []int{5, 30, 61} {
+		for y := range h {
+			band[y*w+x], want[y*w+x] = 42.5, true
+		}
+	}
+	// The columns alone: no two horizontal neighbours are equal.
+	if left, _ := stuck(band, nil, h, w); !slices.Equal(left, want) {
+		t.Fatal("stuck columns alone are not all left out")
+	}
+	for range 40 {
+		i := rng.IntN(h * w)
+		band[i], want[i] = 255*float64(rng.IntN(2)), true
+	}
+	for y := 50; y < h; y++ { // a clipped corner
+		for x := 70; x < w; x++ {
+			band[y*w+x], want[y*w+x] = 255, true
+		}
+	}
+	mask := make([]uint8, h*w)
+	mask[7], want[7] = 1, true
+	band[9], want[9] = math.NaN(), true
+	left, clips := stuck(band, mask, h, w)
+	for i := range left {
+		if left[i] != want[i] {
+			t.Fatalf("voxel (%d, %d) = %v: left out %v, want %v", i/w, i%w, band[i], left[i], want[i])
+		}
+	}
+	if !slices.Equal(clips, []float64{255}) {
+		t.Errorf("clipping levels %v, want [255]", clips)
 	}
 }
