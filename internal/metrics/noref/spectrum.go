@@ -15,7 +15,7 @@ import (
 //   - How white is R along its lines? The spectral flatness of R's rows —
 //     the geometric over the arithmetic mean of their mean Welch spectrum
 //     over the frequencies 1/n … 1/2 (the mean, at 0, left out) — is near 1
-//     for white noise (above 0.96 in the tests) and falls towards 0 as the
+//     for white noise (above 0.9 in the tests) and falls towards 0 as the
 //     power gathers at some frequencies: at the low ones when edges and
 //     texture were removed, at a stripe pattern's when stripes were.
 //   - Is there periodic striping? A push-broom sensor's detectors repeat
@@ -30,8 +30,7 @@ import (
 //     is the smallest lag 2 ≤ τ ≤ n/4 at which r is a local maximum, r(τ)
 //     and r(2τ) are at least periodicMin, and r(τ) is at least periodicDip
 //     above its smallest value at a shorter lag; a smooth profile, whose r
-//     only falls, and white column means have none (NaN). On white noise
-//     a period was found in 2 of 1200 bands of 32 to 200 columns.
+//     only falls, and white column means have none (NaN).
 //
 // The segment length n is the largest power of two at most half the
 // samples (rows) or lines (column means), at least minSegment: two or more
