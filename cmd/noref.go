@@ -12,6 +12,7 @@ import (
 	"tdsc/internal/metrics/scorejson"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/report"
 )
 
 // norefRow is the no-reference assessment of one input.
@@ -52,6 +53,12 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 			return fmt.Errorf("%s: %w", in, flagError(err))
 		}
 		rows[i] = norefRow{input: in, rep: rep}
+		switch { // of the cube whose σ the report estimates, once
+		case noisy == nil:
+			sayBelowDetection(cf.log, in, rep)
+		case i == 0:
+			sayBelowDetection(cf.log, noisyPath, rep)
+		}
 	}
 	switch {
 	case asJSON:
@@ -60,6 +67,18 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 		return writeNoRefCSV(w, rows, noisyPath != "", perBand)
 	}
 	return writeNoRefTable(w, rows, noisyPath != "", perBand)
+}
+
+// sayBelowDetection says on log when the noise of the cube at path, whose
+// bands' σ rep estimated, is below detection (noise.BelowDetection).
+func sayBelowDetection(log report.Reporter, path string, rep *noref.Report) {
+	sigmas := make([]float64, len(rep.Bands))
+	for b, band := range rep.Bands {
+		sigmas[b] = band.Sigma
+	}
+	if why := noise.BelowDetection(sigmas); why != "" {
+		report.OrDiscard(log).Logf("%s: %s", path, why)
+	}
 }
 
 // summaryRows are the rows that summarise a report over bands, in the
