@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -240,6 +241,12 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 			}
 			if !clean.SameSize(noisy) {
 				return fmt.Errorf("reference %s is %s but the input %s is %s", d.ref, clean.Size(), d.input, noisy.Size())
+			}
+			// The input's scale is the output's: a reference on another
+			// is refused rather than the input read again.
+			if scale, err := sceneScale(clean.Stored, d.ref, noisy.Stored, d.input); err != nil || scale != 0 {
+				return cmp.Or(err, fmt.Errorf("the input %s is read %s, but the reference %s %s: one scene must be read on one scale: give --scale %.6g (the reference's)",
+					d.input, noisy.Stored.Units, d.ref, clean.Stored.Units, scale))
 			}
 			return nil
 		}

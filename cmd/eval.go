@@ -119,7 +119,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 			}
 			rows := make([]evalRow, len(inputs))
 			for i, in := range inputs {
-				x, err := cf.open(in)
+				x, err := cf.openLike(in, clean, ref)
 				if err != nil {
 					return err
 				}

@@ -37,7 +37,11 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	}
 	rows := make([]norefRow, len(inputs))
 	for i, in := range inputs {
-		x, err := cf.open(in)
+		open := cf.open
+		if noisy != nil {
+			open = func(path string) (*msi.Cube, error) { return cf.openLike(path, noisy, noisyPath) }
+		}
+		x, err := open(in)
 		if err != nil {
 			return flagError(err)
 		}

@@ -634,6 +634,9 @@ func (j *Job) writeCube(set *outputSet, path string, c *msi.Cube, opts msi.Write
 		if lost := formats.Lost(path, c); len(lost) > 0 {
 			log.Logf("%s: a %s keeps no %s", path, f.Info().Label, strings.Join(lost, ", "))
 		}
+		if note := formats.ScaleNote(path, opts); note != "" {
+			log.Logf("%s", note)
+		}
 	}
 	return err
 }
