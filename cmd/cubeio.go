@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,10 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"tdsc/internal/atomicfile"
 	"tdsc/internal/formats"
 	"tdsc/internal/formats/array"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/parallel"
 	"tdsc/internal/pipeline"
 	"tdsc/internal/report"
 )
@@ -118,20 +119,8 @@ func (c *cubeFlags) readOptionsFor(path string) (msi.ReadOptions, error) {
 	return o, nil
 }
 
-// tooLargeHelp adds to an error for a cube that does not fit the memory
-// budget (*msi.TooLargeError) what helps; other errors are returned as
-// they are.
-func tooLargeHelp(err error) error {
-	var tl *msi.TooLargeError
-	if !errors.As(err, &tl) {
-		return err
-	}
-	return fmt.Errorf("%w: give a larger --max-memory if the machine has the memory, or denoise the cube in strips (tdsc denoise --tile, %s cubes)",
-		err, strings.Join(formats.WindowLabels(), " and "))
-}
-
 // open reads the cube at path as the flags say (its Stored says how) and
-// says on log how it was read (pipeline.ReadLine): every cube a command
+// says on log how it was read (formats.ReadLine): every cube a command
 // reads, a reference too, by the one rule of units, so that cubes of any
 // formats are compared on one scale.
 func (c *cubeFlags) open(path string) (*msi.Cube, error) {
@@ -139,10 +128,11 @@ func (c *cubeFlags) open(path string) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, c.log) })
+	cube, err := parallel.Interruptible(c.ctx, func() (*msi.Cube, error) { return formats.OpenWith(path, o) })
 	if err != nil {
-		return nil, tooLargeHelp(err)
+		return nil, pipeline.TooLargeHelp(err)
 	}
+	report.OrDiscard(c.log).Logf("%s", formats.ReadLine(path, cube.Height, cube.Width, cube.Bands, &cube.Metadata, cube.Missing()))
 	return cube, nil
 }
 
@@ -157,34 +147,25 @@ func (c *cubeFlags) openLike(path string, like *msi.Cube, likePath string) (*msi
 	if err != nil {
 		return nil, err
 	}
-	scale, err := sceneScale(like.Stored, likePath, cube.Stored, path)
-	if err != nil || scale == 0 {
-		return cube, err
+	scale, err := msi.Agree(like.Stored, cube.Stored)
+	if err != nil {
+		return nil, fmt.Errorf("%s is read %s, but %s %s: %w", path, cube.Stored.Units, likePath, like.Stored.Units, err)
+	}
+	if scale == 0 {
+		return cube, nil
 	}
 	o, err := c.readOptionsFor(path)
 	if err != nil {
 		return nil, err
 	}
 	o.Scale = scale
-	if cube, err = interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, nil) }); err != nil {
-		return nil, tooLargeHelp(err)
+	if cube, err = parallel.Interruptible(c.ctx, func() (*msi.Cube, error) { return formats.OpenWith(path, o) }); err != nil {
+		return nil, pipeline.TooLargeHelp(err)
 	}
 	cube.Stored.ScaleGiven, cube.Stored.FromData = false, false
 	cube.Stored.Units = fmt.Sprintf("×%.6g, the scale of %s", scale, likePath)
 	report.OrDiscard(c.log).Logf("%s: read again on the scale of %s, ×%.6g (the largest value of each tells another bit depth; one scene is read on one scale)", path, likePath, scale)
 	return cube, nil
-}
-
-// sceneScale returns the scale at which the cube at path, read as in,
-// must be read to be on one scale with the one at refPath, read as ref
-// (msi.Agree): 0 when its own stands, an error naming both and the
-// --scale to give when that cannot be decided.
-func sceneScale(ref msi.Storage, refPath string, in msi.Storage, path string) (float64, error) {
-	scale, err := msi.Agree(ref, in)
-	if err != nil {
-		return 0, fmt.Errorf("%s is read %s, but %s %s: %w", path, in.Units, refPath, ref.Units, err)
-	}
-	return scale, nil
 }
 
 // applyMask marks missing the voxels of c that the mask file at path
@@ -198,7 +179,7 @@ func (c *cubeFlags) applyMask(cube *msi.Cube, path string) error {
 		return fmt.Errorf("--mask: %w", err)
 	}
 	_, err = pipeline.ApplyMask(cube, path, o)
-	return tooLargeHelp(err)
+	return pipeline.TooLargeHelp(err)
 }
 
 // maskOptions returns the options a mask file at path is read with: the
@@ -209,34 +190,12 @@ func (c *cubeFlags) maskOptions(path string) (msi.ReadOptions, error) {
 	return o, err
 }
 
-// writeOptions returns how to write a result made from a cube read as src:
-// in the input's units (msi.WriteOptions.Like: its scale, gains and
-// offsets undone) and, for an array output, its axes, with --dtype's
-// element type; with --dtype input, the input's, or for a type that is
-// read but not written the one that holds it (array.Writable). A PNG
-// stack output is on the [0, 255] scale. The write stops, leaving
-// nothing, once c.ctx is cancelled.
-func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
-	w := msi.WriteOptions{Force: force, Context: c.ctx}.Like(src, c.dtype == "input")
-	if c.dtype != "input" {
-		w.DType = c.dtype
-	} else if w.DType != "" {
-		w.DType = array.Writable(w.DType)
+// refuseExisting returns an error naming the first of paths (files, not
+// cubes) that exists, unless force is set. Checking before the work starts
+// saves a long run that could not write its result.
+func refuseExisting(force bool, paths ...string) error {
+	if force {
+		return nil
 	}
-	return w
-}
-
-// writeCube writes c to out with opts and says on log which of c's
-// metadata the output's format cannot keep.
-func writeCube(out string, c *msi.Cube, opts msi.WriteOptions, log report.Reporter) (msi.WriteInfo, error) {
-	info, err := formats.Write(out, c, opts)
-	if err == nil {
-		if lost := formats.Lost(out, c); len(lost) > 0 {
-			report.OrDiscard(log).Logf("%s: a %s keeps no %s", out, formats.ForWrite(out).Info().Label, strings.Join(lost, ", "))
-		}
-		if note := formats.ScaleNote(out, opts); note != "" {
-			report.OrDiscard(log).Logf("%s", note)
-		}
-	}
-	return info, err
+	return atomicfile.Refuse(paths...)
 }

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/methods"
+	"tdsc/internal/tsc"
 )
 
 // version is the release of tdsc; builds from a tagged module report the tag.
@@ -93,7 +93,7 @@ func versionString() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
-	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tproduct.BLASName())
+	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tsc.BLASName())
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -119,6 +119,6 @@ atoms. ` + wrap(fmt.Sprintf("The default method, %s, is %s; tdsc denoise --help 
 	})
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { warnDeprecated(cmd) }
-	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newInspectCmd(), newAtomsCmd(), newBatchCmd())
+	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newInspectCmd(), newNLFCmd(), newAtomsCmd(), newBatchCmd())
 	return root
 }

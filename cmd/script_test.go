@@ -41,10 +41,10 @@ func TestMain(m *testing.M) {
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
-// cmdStoreCube), sparse (cmdSparse), nodatacube (cmdNoDataCube),
-// maskcube (cmdMaskCube), setmissing (cmdSetMissing) and fieldscube
-// (cmdFieldsCube); two check outputs: samemissing (cmdSameMissing) and
-// agree (cmdAgree).
+// cmdStoreCube), cropcube (cmdCropCube), sparse (cmdSparse), nodatacube
+// (cmdNoDataCube), maskcube (cmdMaskCube), setmissing (cmdSetMissing) and
+// fieldscube (cmdFieldsCube); two check outputs: samemissing
+// (cmdSameMissing) and agree (cmdAgree).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
 	if data != "" || os.Getenv("CI") == "true" {
@@ -70,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"pngband":     cmdPNGBand,
 			"unhex":       cmdUnhex,
 			"storecube":   cmdStoreCube,
+			"cropcube":    cmdCropCube,
 			"sparse":      cmdSparse,
 			"nodatacube":  cmdNoDataCube,
 			"maskcube":    cmdMaskCube,
@@ -215,6 +216,31 @@ func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
 		opts.DType = args[4]
 	}
 	_, err = formats.Write(ts.MkAbs(args[1]), c, opts)
+	ts.Check(err)
+}
+
+// cmdCropCube writes a window of a cube's lines and samples, every band:
+// `cropcube SRC DST Y0 X0 HEIGHT WIDTH`. Scripts whose runs cost in
+// proportion to the voxels (2dsc codes every patch) use a narrow window of
+// the crop, which keeps the crop's lines, and so its strips, as they are.
+func cmdCropCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 6 {
+		ts.Fatalf("usage: cropcube SRC DST Y0 X0 HEIGHT WIDTH")
+	}
+	var n [4]int
+	for i, a := range args[2:] {
+		v, err := strconv.Atoi(a)
+		if err != nil || v < 0 {
+			ts.Fatalf("cropcube: bad number %q", a)
+		}
+		n[i] = v
+	}
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if n[0]+n[2] > c.Height || n[1]+n[3] > c.Width || n[2] < 1 || n[3] < 1 {
+		ts.Fatalf("cropcube: window %d×%d at (%d, %d) is not inside the %s cube", n[2], n[3], n[0], n[1], c.Size())
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c.Crop(n[0], n[1], 0, n[2], n[3], c.Bands), msi.WriteOptions{})
 	ts.Check(err)
 }
 
