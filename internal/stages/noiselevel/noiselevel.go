@@ -637,11 +637,15 @@ func weightedLine(levels []Level, w []float64) (f Function, seA, seB float64) {
 // Summary says what was found in a few lines (no trailing newline), for
 // example
 //
-//	noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (slope 41.2 standard errors above 0 over 31 bands; variance 3.30 times as large at a band's bright end as at its dark end, median)
-//	a 1.91–2.08 (median 2.00), b 14.9–17.3 (median 16.0)
+//	noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale: a 1.91–2.08 (median 2), b 14.9–17.3 (median 16)
+//	evidence: slope z 41.2 over 31 bands (> 5), bright/dark variance 3.30 (median over bands, ≥ 1.2)
 //
-// or, for Gaussian noise, "noise: Gaussian (…)" with the same figures. A
-// band too small or too flat to fit is said on the first line.
+// or, for Gaussian noise,
+//
+//	noise: Gaussian, not signal-dependent: slope z 0.5 over 31 bands (> 5 needed), bright/dark variance 1.01 (median over bands, ≥ 1.2 needed)
+//	σ²(x) = a·x + b on the [0, 255] scale: a 0–0.867 (median 0.0848), b 335–435 (median 391)
+//
+// and a third line for the bands too small or too flat to fit.
 func (r *Report) Summary() string {
 	fitted := 0
 	for _, band := range r.Bands {
@@ -653,18 +657,18 @@ func (r *Report) Summary() string {
 	for _, f := range r.Functions {
 		as, bs = append(as, f.A), append(bs, f.B)
 	}
+	fn := fmt.Sprintf("σ²(x) = a·x + b on the [0, 255] scale: a %s, b %s", spread(as, "%.3g"), spread(bs, "%.3g"))
 	var s strings.Builder
 	if r.SignalDependent {
-		s.WriteString("noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (")
+		fmt.Fprintf(&s, "noise: signal-dependent, %s\nevidence: slope z %.1f over %d band%s (> %d), bright/dark variance %.2f (median over bands, ≥ %.1f)",
+			fn, r.Z, fitted, plural(fitted), zMin, r.Ratio, ratioMin)
 	} else {
-		s.WriteString("noise: Gaussian, not signal-dependent (")
+		fmt.Fprintf(&s, "noise: Gaussian, not signal-dependent: slope z %.1f over %d band%s (> %d needed), bright/dark variance %.2f (median over bands, ≥ %.1f needed)\n%s",
+			r.Z, fitted, plural(fitted), zMin, r.Ratio, ratioMin, fn)
 	}
-	fmt.Fprintf(&s, "slope %.1f standard errors from 0 over %d band%s; variance %.2f times as large at a band's bright end as at its dark end, median)",
-		r.Z, fitted, plural(fitted), r.Ratio)
 	if unfitted := len(r.Bands) - fitted; unfitted > 0 {
-		fmt.Fprintf(&s, "; %d band%s too small or too flat to fit, given the nearest fitted band's function", unfitted, plural(unfitted))
+		fmt.Fprintf(&s, "\n%d band%s too small or too flat to fit, given the nearest fitted band's function", unfitted, plural(unfitted))
 	}
-	fmt.Fprintf(&s, "\na %s, b %s", spread(as, "%.3g"), spread(bs, "%.3g"))
 	return s.String()
 }
 

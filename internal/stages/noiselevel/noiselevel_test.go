@@ -361,9 +361,16 @@ func TestSummary(t *testing.T) {
 			{Function: Function{0, 30}}},
 		Z: 41.23, Ratio: 3.3, SignalDependent: true,
 	}
-	want := "noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (slope 41.2 standard errors from 0 over 2 bands; " +
-		"variance 3.30 times as large at a band's bright end as at its dark end, median); 1 band too small or too flat to fit, given the nearest fitted band's function\n" +
-		"a 1.5–2 (median 1.5), b 16–20 (median 20)"
+	want := "noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale: a 1.5–2 (median 1.5), b 16–20 (median 20)\n" +
+		"evidence: slope z 41.2 over 2 bands (> 5), bright/dark variance 3.30 (median over bands, ≥ 1.2)\n" +
+		"1 band too small or too flat to fit, given the nearest fitted band's function"
+	if got := r.Summary(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	r.SignalDependent = false
+	want = "noise: Gaussian, not signal-dependent: slope z 41.2 over 2 bands (> 5 needed), bright/dark variance 3.30 (median over bands, ≥ 1.2 needed)\n" +
+		"σ²(x) = a·x + b on the [0, 255] scale: a 1.5–2 (median 1.5), b 16–20 (median 20)\n" +
+		"1 band too small or too flat to fit, given the nearest fitted band's function"
 	if got := r.Summary(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
