@@ -118,6 +118,9 @@ const (
 	// band by band (package vst), the stabilised cube denoised by one of
 	// the paths above and the result inverted without bias.
 	PathStabilised Path = "signal-dependent σ"
+	// PathUnchanged: the noise is below detection (noise.BelowDetection)
+	// and no σ was given: the input is written as it is.
+	PathUnchanged Path = "unchanged, noise below detection"
 )
 
 // DifferRatio is the ratio of the largest to the smallest band σ above

@@ -338,7 +338,16 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	if err != nil {
 		return err
 	}
-	det := j.detect(noisy, missing, out, nil, log)
+	det, took := j.detect(noisy, missing, out, nil)
+	if j.Sigma == 0 && j.Known == 0 {
+		if why := belowDetection(noisy, det); why != "" {
+			// Sparse noise is judged against the Gaussian noise's σ: with
+			// none to measure, what the detector found is not said.
+			log.Logf("%s; the input is written unchanged (--sigma denoises it anyway)", why)
+			return j.writeUnchanged(ctx, set, noisy, masked, det, out, log)
+		}
+	}
+	sayFound(noisy, out.Found, "", took, log)
 	// Signal-dependent noise is denoised on its stabilised cube (work),
 	// by the path the noise found there chooses, and the result inverted.
 	stab, err := j.stabiliser(noisy, det, log)
@@ -349,7 +358,8 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	if stab != nil {
 		work = stab.Forward(nil, noisy)
 		log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
-		det = j.detect(work, missing, out, det, log)
+		det, took = j.detect(work, missing, out, det)
+		sayFound(work, out.Found, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)
 		if err := stab.checkFit(work, det); err != nil {
 			return fmt.Errorf("%s: %w", j.Input, err)
 		}
@@ -420,9 +430,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 }
 
 // detect runs the sparse-noise detector on c, as the job's noise model
-// asks, and says what it found on log: nil when it does not run and c has
-// no missing voxel, the missing voxels alone when it does not run. It sets
-// out's Found and adds to its Detect time.
+// asks: nil when it does not run and c has no missing voxel, the missing
+// voxels alone when it does not run. It sets out's Found and adds to its
+// Detect time, and returns the detector's time.
 //
 // c is the input, or with input (what the detector found in the input,
 // or nil) its stabilised cube. There the σ and the stripes are the
@@ -430,29 +440,37 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 // pixels the input's: they replace the data, so they are found where
 // they are the values they were set to, and the transform, steep at the
 // dark end of a band, would make outliers of dark pixels' noise.
-func (j *Job) detect(c *msi.Cube, missing int, out *Outcome, input *sparsenoise.Report, log report.Reporter) *sparsenoise.Report {
+func (j *Job) detect(c *msi.Cube, missing int, out *Outcome, input *sparsenoise.Report) (*sparsenoise.Report, time.Duration) {
 	var det *sparsenoise.Report
+	var took time.Duration
 	switch {
 	case j.Noise.Sparse != Off:
 		t := time.Now()
 		det = j.Noise.withParts(sparsenoise.Detect(c))
-		took := time.Since(t)
+		took = time.Since(t)
 		out.Detect += took
-		prefix := ""
 		if input != nil {
 			det = withPixelsOf(det, input)
-			prefix = "on the stabilised cube (impulses and dead pixels as found in the input): "
 		}
-		log.Logf("%s%s (found in %.1f s)", prefix, det.Summary(), took.Seconds())
-		if scale := c.Stored.Scale; scale != 0 && scale != 1 {
-			log.Logf("median noise σ in the input's units: %.4g (the σ above are on the working [0, 255] scale)",
-				bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)/scale)
-		}
+		out.Found = det
 	case missing > 0:
 		det = sparsenoise.MissingOnly(c)
 	}
-	out.Found = det
-	return det
+	return det, took
+}
+
+// sayFound says on log, after prefix, what the detector found in c (found
+// nil: it did not run), and the median σ in the input's units when they
+// are not the working scale.
+func sayFound(c *msi.Cube, found *sparsenoise.Report, prefix string, took time.Duration, log report.Reporter) {
+	if found == nil {
+		return
+	}
+	log.Logf("%s%s (found in %.1f s)", prefix, found.Summary(), took.Seconds())
+	if scale := c.Stored.Scale; scale != 0 && scale != 1 {
+		log.Logf("median noise σ in the input's units: %.4g (the σ above are on the working [0, 255] scale)",
+			bandwhiten.Reference(found.Sigma, bandwhiten.ReferenceMedian)/scale)
+	}
 }
 
 // withPixelsOf returns r with the impulses and dead columns and lines of
@@ -467,6 +485,41 @@ func withPixelsOf(r, from *sparsenoise.Report) *sparsenoise.Report {
 	}
 	out.Impulses, out.DeadColumns, out.DeadLines = from.Impulses, from.DeadColumns, from.DeadLines
 	return &out
+}
+
+// belowDetection says why the noise of noisy is below detection (see
+// noise.BelowDetection), from the detector's σ of its bands when det is
+// not nil, else from noise.Estimate's; "" when it is not.
+func belowDetection(noisy *msi.Cube, det *sparsenoise.Report) string {
+	if det != nil {
+		return noise.BelowDetection(det.Sigma)
+	}
+	return noise.BelowDetection(noise.Estimate(noisy))
+}
+
+// writeUnchanged writes noisy, whose noise is below detection, as the
+// result: its missing voxels and those masked as they were, a residual of
+// 0 and a mask of the missing voxels alone (nothing was treated as
+// sparse noise); no dictionary is learned.
+func (j *Job) writeUnchanged(ctx context.Context, set *outputSet, noisy *msi.Cube, masked []Masked, det *sparsenoise.Report, out *Outcome, log report.Reporter) error {
+	out.Path, out.Sigma = PathUnchanged, 0
+	result := noisy.Clone()
+	Restore(result, noisy, masked)
+	result.Metadata = noisy.Metadata
+	result.Processing = j.Program + " denoise: written unchanged, its noise below detection"
+	if det != nil {
+		kept := *det
+		kept.Mask = make([]uint8, len(det.Mask))
+		for i, v := range det.Mask {
+			kept.Mask[i] = v & sparsenoise.Missing
+		}
+		det = &kept
+	}
+	if j.SaveDictionary != "" {
+		log.Logf("--save-dict %s: not written, no dictionary was learned", j.SaveDictionary)
+	}
+	out.Noisy, out.Result = noisy, result
+	return j.writeWhole(ctx, set, noisy, result, det, denoise.Result{}, "", log)
 }
 
 // bandSigmas returns the bands' σ to whiten noisy by: the estimator's the
@@ -714,6 +767,9 @@ func writeCube(set *outputSet, t formats.Target, c *msi.Cube, opts msi.WriteOpti
 		if lost := t.Lost(c); len(lost) > 0 {
 			report.OrDiscard(log).Logf("%s: a %s keeps no %s", t.Path, t.Format.Info().Label, strings.Join(lost, ", "))
 		}
+		if note := formats.ScaleNote(t.Path, opts); note != "" {
+			report.OrDiscard(log).Logf("%s", note)
+		}
 	}
 	return info, err
 }
@@ -787,6 +843,15 @@ func (j *Job) readRef(ctx context.Context, noisy *msi.Cube, log report.Reporter)
 	}
 	if !clean.SameSize(noisy) {
 		return fmt.Errorf("reference %s is %s but the input %s is %s", j.Ref, clean.Size(), j.Input, noisy.Size())
+	}
+	// One scene on one scale (msi.Agree): the input's is the output's,
+	// so a reference on another is refused rather than the input read
+	// again.
+	if scale, err := msi.Agree(clean.Stored, noisy.Stored); err != nil || scale != 0 {
+		if err == nil {
+			err = fmt.Errorf("one scene must be read on one scale: give --scale %.6g (the reference's)", scale)
+		}
+		return fmt.Errorf("the input %s is read %s, but the reference %s %s: %w", j.Input, noisy.Stored.Units, j.Ref, clean.Stored.Units, err)
 	}
 	j.clean = clean
 	return nil
