@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMAT$$' -fuzztime 15s ./internal/formats/mat
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s ./internal/formats/mat/internal/matfile
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHDF5$$' -fuzztime 15s ./internal/formats/mat/internal/matfile
+	$(GO) test -run '^$$' -fuzz '^FuzzReadHDF5$$' -fuzztime 15s ./internal/formats/hdf5
 	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/dictfile
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNG$$' -fuzztime 15s ./internal/gray
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/metrics/gate

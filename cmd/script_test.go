@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
 // cmdStoreCube), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
-// maskcube (cmdMaskCube); two check outputs: samemissing
+// maskcube (cmdMaskCube), truncate (cmdTruncate); two check outputs: samemissing
 // (cmdSameMissing) and agree (cmdAgree).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
@@ -74,6 +74,7 @@ func TestScripts(t *testing.T) {
 			"maskcube":    cmdMaskCube,
 			"samemissing": cmdSameMissing,
 			"agree":       cmdAgree,
+			"truncate":    cmdTruncate,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -213,6 +214,22 @@ func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	_, err = formats.Write(ts.MkAbs(args[1]), c, opts)
 	ts.Check(err)
+}
+
+// cmdTruncate writes the first N bytes of a file: `truncate SRC DST N`,
+// a file cut short as by an interrupted copy.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: truncate SRC DST N")
+	}
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if n < 0 || n > len(data) {
+		ts.Fatalf("truncate: %d bytes of a %d-byte file", n, len(data))
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data[:n], 0o644))
 }
 
 // cmdNoDataCube writes an int16 ENVI cube with no-data voxels:

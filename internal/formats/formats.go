@@ -6,7 +6,8 @@
 // format of All that recognizes the path's name reads or writes it, and a
 // path that none recognizes is written as a PNG band stack folder (and
 // cannot be read). So "x.hdr" is ENVI, "x.npy" NumPy, "x.mat:VAR" a
-// MAT-file variable and "denoised" a band-stack folder.
+// MAT-file variable, "x.h5:/group/cube" an HDF5 dataset and "denoised" a
+// band-stack folder.
 package formats
 
 import (
@@ -18,6 +19,7 @@ import (
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/formats/array"
 	"tdsc/internal/formats/envi"
+	"tdsc/internal/formats/hdf5"
 	"tdsc/internal/formats/mat"
 	"tdsc/internal/formats/npy"
 	"tdsc/internal/formats/pngstack"
@@ -27,7 +29,7 @@ import (
 
 // All lists the formats in the order they are asked to recognize a path
 // (and listed in help), the band stack (folder) first.
-var All = []msi.Format{folder, envi.Format, npy.Format, mat.Format}
+var All = []msi.Format{folder, envi.Format, npy.Format, mat.Format, hdf5.Format}
 
 // folder is the format of folders, and of outputs whose name no format
 // recognizes.

@@ -326,7 +326,7 @@ func (c *cursor) skip(n int) { c.take(n) }
 // to the end of the file.
 func (f *File) at(a uint64) ([]byte, error) {
 	if a == undefined || a > uint64(len(f.data)) || f.base+a > uint64(len(f.data)) {
-		return nil, fmt.Errorf("HDF5 address %#x is outside the file (%d bytes)", a, len(f.data))
+		return nil, fmt.Errorf("HDF5 address %#x is outside the file (%d bytes): it is truncated or corrupt", a, len(f.data))
 	}
 	return f.data[f.base+a:], nil
 }
