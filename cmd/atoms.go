@@ -130,6 +130,7 @@ scripts/fig5.sh at d = 16.`,
 	}
 	f := c.Flags()
 	f.StringVar(&modelName, "model", "2dsc", "2dsc (patch = d×1×d tensor, t-product) or sc (patch = d²-vector)")
+	fixedValues(c, "model", gray.ModelNames)
 	f.IntVar(&d, "patch", 16, "patch side d in pixels (≥ 2)")
 	f.IntVar(&o.Learn.Atoms, "atoms", 64, "number of dictionary atoms")
 	f.Float64Var(&o.Learn.Beta, "beta", 0.1, "ℓ1 weight β, for pixels on [0, 1] (unit variance with --whiten)")

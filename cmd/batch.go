@@ -246,7 +246,7 @@ func checkBatchMethod(name string, words []string, baseDir string, sigmas []floa
 	}
 	var df denoiseFlags
 	fs := newDenoiseCmdWith(&df).Flags()
-	if err := fs.Parse(words); err != nil {
+	if err := fs.Parse(withBareValues(fs, words, false)); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, errors.New("--help is not a denoise setting")
 		}

@@ -72,7 +72,7 @@ known) or by --band (1-based number).`,
 	f.IntVar(&band, "band", 0, "1-based band number to draw")
 	f.Float64Var(&wavelength, "wavelength", 420, "wavelength in nm of the band to draw (the nearest band)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
-	cf.register(f, false)
+	cf.register(c, false)
 	cf.registerMemory(f)
 	excludeEachOther(c, "band", "wavelength")
 	return c

@@ -42,7 +42,8 @@ func (c *cubeFlags) start(cmd *cobra.Command) {
 	c.ctx, c.log = cmd.Context(), newReporter(cmd)
 }
 
-func (c *cubeFlags) register(f *pflag.FlagSet, output bool) {
+func (c *cubeFlags) register(cmd *cobra.Command, output bool) {
+	f := cmd.Flags()
 	arrays := strings.Join(formats.Labels(msi.TakesAxes), "/")
 	f.StringVar(&c.axes, "axes", array.DefaultAxes, arrays+" inputs: the order of the array's dimensions as H, W and B (e.g. BHW)")
 	scaleHelp := "every cube read (references too): working [0, 255] value = stored value × SCALE (after an ENVI file's data gain and offset values), " +
@@ -55,8 +56,12 @@ func (c *cubeFlags) register(f *pflag.FlagSet, output bool) {
 	if output {
 		f.StringVar(&c.dtype, "dtype", "float32", strings.Join(formats.Labels(msi.TakesDType), "/")+
 			" outputs: element type ("+strings.Join(array.DTypes, ", ")+", or input: the input's)")
+		fixedValues(cmd, "dtype", dtypeValues)
 	}
 }
+
+// dtypeValues are the values of --dtype.
+var dtypeValues = append(slices.Clone(array.DTypes), "input")
 
 // registerMemory adds --max-memory, the budget of the cubes read whole,
 // for a command that reads cubes and does not denoise them in strips.
@@ -81,7 +86,7 @@ func (c *cubeFlags) readOptions() (msi.ReadOptions, error) {
 		}
 		o.Scale = s
 	}
-	if c.dtype != "" && c.dtype != "input" && !slices.Contains(array.DTypes, c.dtype) {
+	if c.dtype != "" && !slices.Contains(dtypeValues, c.dtype) {
 		return o, option.Errorf("dtype", c.dtype, "dtype must be one of %s or input, got %q", strings.Join(array.DTypes, ", "), c.dtype)
 	}
 	budget, err := memoryBudget(c.maxMemory)

@@ -38,16 +38,22 @@ type noiseFlags struct {
 	sparse, stripes, impulses, dead, perBand, estimator string
 }
 
-// register adds the noise model's flags to f.
-func (n *noiseFlags) register(f *pflag.FlagSet) {
+// register adds the noise model's flags to c.
+func (n *noiseFlags) register(c *cobra.Command) {
+	f := c.Flags()
 	f.StringVar(&n.sparse, "sparse-noise", string(pipeline.Auto), "auto: look for stripes, dead columns or lines and impulses, say what was found, and remove it around the method; off: Gaussian noise only (no detection)")
 	f.StringVar(&n.stripes, "stripes", string(pipeline.Auto), "auto or off: with off, stripes are neither looked for nor removed")
 	f.StringVar(&n.impulses, "impulses", string(pipeline.Auto), "auto or off: with off, impulses are neither looked for nor removed")
 	f.StringVar(&n.dead, "dead-lines", string(pipeline.Auto), "auto or off: with off, dead columns and lines are neither looked for nor removed")
 	f.StringVar(&n.perBand, "sigma-per-band", string(pipeline.Auto), "on: whiten the bands to their median σ, denoise, restore the bands' scale; off: one σ; auto: whiten when the bands' σ differ (by more than ×"+
-		fmt.Sprint(pipeline.DifferRatio)+") or sparse noise is removed (the bare flag means on)")
-	f.Lookup("sigma-per-band").NoOptDefVal = string(pipeline.On)
+		fmt.Sprint(pipeline.DifferRatio)+") or sparse noise is removed (--sigma-per-band alone means on)")
 	f.StringVar(&n.estimator, "sigma-estimator", "", "the bands' σ for whitening: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller) (default: the sparse-noise detector's, mad with --sparse-noise off)")
+	for _, name := range []string{"sparse-noise", "stripes", "impulses", "dead-lines"} {
+		fixedValues(c, name, pipeline.Modes(false))
+	}
+	fixedValues(c, "sigma-per-band", pipeline.Modes(true))
+	bareValue(c, "sigma-per-band", string(pipeline.On))
+	fixedValues(c, "sigma-estimator", noise.Estimators)
 }
 
 // model returns the noise model the flags give.
@@ -94,8 +100,8 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	f.Float64Var(&df.sigma, "sigma", 0, "noise standard deviation on the working [0, 255] scale, of every band (estimated from the input when not given; a warning when 4 times from the estimate)")
 	f.IntVar(&df.threads, "threads", 0, "worker goroutines (default: all cores); the output does not depend on it")
 	df.settings = registerSettings(c, declarations(methods.All()))
-	df.cf.register(f, true)
-	df.noise.register(f)
+	df.cf.register(c, true)
+	df.noise.register(c)
 	f.StringVar(&df.saveMask, "save-mask", "", "also write the pixels treated as missing: a cube of 0 (kept), 1 (impulse), 2 (dead column or line), 3 (both); "+formats.Paths())
 	f.StringVar(&df.saveResidual, "save-residual", "", "also write the removed component, input − result (it should look like noise); "+formats.Paths())
 	f.StringVar(&df.mask, "mask", "", "a cube of the input's height and width, one band (every band) or the input's bands, whose nonzero voxels mark the input's as missing: not used as data, written back as they were; "+formats.Paths())
@@ -103,14 +109,6 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	f.StringVar(&df.tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
 	c.MarkFlagsMutuallyExclusive(denoise.Dict.Name, denoise.SaveDict.Name)
 	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
-	_ = c.RegisterFlagCompletionFunc("sigma-estimator", cobra.FixedCompletions(
-		[]string{noise.MAD, noise.Regression, noise.Smaller}, cobra.ShellCompDirectiveNoFileComp))
-	autoOff := cobra.FixedCompletions([]string{string(pipeline.Auto), string(pipeline.Off)}, cobra.ShellCompDirectiveNoFileComp)
-	for _, name := range []string{"sparse-noise", "stripes", "impulses", "dead-lines"} {
-		_ = c.RegisterFlagCompletionFunc(name, autoOff)
-	}
-	_ = c.RegisterFlagCompletionFunc("sigma-per-band", cobra.FixedCompletions(
-		[]string{string(pipeline.Auto), string(pipeline.On), string(pipeline.Off)}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 

@@ -71,3 +71,56 @@ func flagError(err error) error {
 	}
 	return fmt.Errorf("%s--%s: %s", prefix, oe.Field, reason)
 }
+
+// Annotations of flags with a fixed set of values (fixedValues).
+const (
+	// valuesAnnotation lists the values the flag takes.
+	valuesAnnotation = "tdsc-values"
+	// bareAnnotation is the value of the flag given without one.
+	bareAnnotation = "tdsc-bare"
+)
+
+// fixedValues declares that the flag name of c takes one of values: the
+// shell completes them, from this one list, which is the list the flag's
+// parser checks (the caller passes that list, not a copy of it).
+func fixedValues(c *cobra.Command, name string, values []string) {
+	_ = c.Flags().SetAnnotation(name, valuesAnnotation, values)
+	_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// bareValue lets the flag name of c, of fixed values, be given without a
+// value, meaning value: "--sigma-per-band" alone is "--sigma-per-band=on",
+// while "--sigma-per-band off" is off, as the help writes it (see
+// withBareValues). (pflag's NoOptDefVal would read "--sigma-per-band off"
+// as on followed by an argument "off", and the shell would not complete
+// the value after a space.)
+func bareValue(c *cobra.Command, name, value string) {
+	_ = c.Flags().SetAnnotation(name, bareAnnotation, []string{value})
+}
+
+// withBareValues returns args with every flag of fs that has a bare value
+// (bareValue) and is not followed by a value given that value
+// ("--sigma-per-band" → "--sigma-per-band=on"): when it is the last
+// argument or the next one is a flag. With completing (the arguments of
+// the shell's completion request), the last argument is the word being
+// typed and is left as it is.
+func withBareValues(fs *pflag.FlagSet, args []string, completing bool) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, isLong := strings.CutPrefix(a, "--")
+		fl := fs.Lookup(name)
+		last := i == len(args)-1
+		if !isLong || fl == nil || len(fl.Annotations[bareAnnotation]) == 0 || completing && last {
+			out = append(out, a)
+			continue
+		}
+		if next := i + 1; last || strings.HasPrefix(args[next], "-") {
+			a += "=" + fl.Annotations[bareAnnotation][0]
+		}
+		out = append(out, a)
+	}
+	return out
+}

@@ -138,7 +138,7 @@ band within 10 nm of it, else the middle band.`,
 	f.Float64Var(&wavelength, "wavelength", 420, "wavelength in nm of the band to draw (the nearest band)")
 	f.StringArrayVar(&pixels, "pixel", nil, "ROW,COLUMN (1-based) of a pixel whose spectra to plot; repeatable (default: the centre and the four quadrant centres)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
-	cf.register(f, false)
+	cf.register(c, false)
 	excludeEachOther(c, "band", "wavelength")
 	return c
 }

@@ -171,9 +171,10 @@ input's units; its missing voxels (no data) stay missing.`,
 	f.Float64Var(&spec.DeadLineBands, "dead-lines", 0, "fraction of the bands with dead lines, set to 0 (0: none)")
 	f.StringVar(&deadFrac, "dead-fraction", "", "LO:HI: fraction of such a band's columns (lines) that are dead (default 0.05:0.15)")
 	f.StringVar(&caseName, "case", "", "QRNN3D complex noise case: 1 noniid, 2 stripe, 3 deadline, 4 impulse, 5 mixture (by number or name)")
+	fixedValues(c, "case", noise.CaseNames())
 	f.Uint64Var(&spec.Seed, "seed", 1, "seed of the noise generator")
 	f.BoolVar(&force, "force", false, "overwrite an existing output")
-	cf.register(f, true)
+	cf.register(c, true)
 	cf.registerMemory(f)
 	return c
 }

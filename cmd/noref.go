@@ -24,10 +24,8 @@ type norefRow struct {
 // noise of every input, or with noisy given, what each input (a denoised
 // version of it) removed from it.
 func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cubeFlags, perBand, asCSV, asJSON bool) error {
-	switch estimator {
-	case noise.MAD, noise.Regression, noise.Smaller:
-	default:
-		return fmt.Errorf("--sigma-estimator must be %s, %s or %s, got %q", noise.MAD, noise.Regression, noise.Smaller, estimator)
+	if err := noise.CheckEstimator("sigma-estimator", estimator); err != nil {
+		return err
 	}
 	var noisy *msi.Cube
 	var err error

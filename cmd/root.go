@@ -29,7 +29,7 @@ func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRoot(os.Stdout, os.Stderr)
-	root.SetArgs(os.Args[1:])
+	root.SetArgs(bareFlagArgs(root, os.Args[1:]))
 	return exitCode(root.ExecuteContext(ctx), os.Stderr)
 }
 
@@ -56,6 +56,22 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "tdsc: %v\n", err)
 	return 1
+}
+
+// bareFlagArgs returns args, the arguments of tdsc, with withBareValues
+// applied for the flags of the command they run (or, for the shell's
+// completion request, complete).
+func bareFlagArgs(root *cobra.Command, args []string) []string {
+	completing := len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
+	rest := args
+	if completing {
+		rest = args[1:]
+	}
+	cmd, _, err := root.Find(rest)
+	if err != nil || cmd == root {
+		return args
+	}
+	return append(args[:len(args)-len(rest):len(args)-len(rest)], withBareValues(cmd.Flags(), rest, completing)...)
 }
 
 // usageError is a command-line mistake, followed in its message by where

@@ -106,7 +106,7 @@ slices side by side, contrast-normalised per atom).`,
 		decls[i] = declared{setting: s}
 	}
 	settings = registerSettings(c, decls)
-	cf.register(f, false)
+	cf.register(c, false)
 	cf.registerMemory(f)
 	return c
 }

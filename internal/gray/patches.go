@@ -25,13 +25,15 @@ const (
 	Vector
 )
 
-// ParseModel returns the Model named "2dsc" or "sc".
+// ModelNames are the names of the Models, TwoD's first.
+var ModelNames = []string{TwoD.String(), Vector.String()}
+
+// ParseModel returns the Model named "2dsc" or "sc" (ModelNames).
 func ParseModel(name string) (Model, error) {
-	switch name {
-	case "2dsc":
-		return TwoD, nil
-	case "sc":
-		return Vector, nil
+	for _, m := range []Model{TwoD, Vector} {
+		if name == m.String() {
+			return m, nil
+		}
 	}
 	return 0, fmt.Errorf("unknown model %q: want 2dsc or sc", name)
 }

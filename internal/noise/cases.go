@@ -75,6 +75,11 @@ const (
 	caseStripeAmplitude = 0.25 * 255
 )
 
+// CaseNames returns the names of the cases in the order of their numbers
+// (noniid, stripe, deadline, impulse, mixture), for help and shell
+// completion.
+func CaseNames() []string { return slices.Clone(caseNames[1:]) }
+
 // ParseCase reads a case given as its number 1 … 5 or its name (noniid,
 // stripe, deadline, impulse, mixture). A bad one is an *option.Error for
 // field, the flag the text came from.

@@ -3,6 +3,7 @@ package noise
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -27,6 +28,19 @@ const (
 	// moderate noise and improves on it on textured, nearly clean bands.
 	Smaller = "min"
 )
+
+// Estimators lists the names EstimateBands takes, for help, errors and
+// shell completion.
+var Estimators = []string{MAD, Regression, Smaller}
+
+// CheckEstimator returns nil for a name of Estimators, else an error that
+// names the flag it was given with and the names it takes.
+func CheckEstimator(flag, name string) error {
+	if slices.Contains(Estimators, name) {
+		return nil
+	}
+	return fmt.Errorf("--%s must be %s, %s or %s, got %q", flag, MAD, Regression, Smaller, name)
+}
 
 // EstimateBands returns the noise standard deviation of every band of c by
 // the named estimator, MAD, Regression or Smaller. An unknown name is an

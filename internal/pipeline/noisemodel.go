@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"tdsc/internal/stages/sparsenoise"
 )
@@ -19,17 +20,24 @@ const (
 	Off  Mode = "off"
 )
 
+// Modes lists the modes of a flag in the spelling of the command line:
+// auto and off, and on too with allowOn. ParseMode takes them and shell
+// completion offers them.
+func Modes(allowOn bool) []string {
+	if allowOn {
+		return []string{string(Auto), string(On), string(Off)}
+	}
+	return []string{string(Auto), string(Off)}
+}
+
 // ParseMode reads a mode of the flag named flag; allowOn says whether the
 // flag takes "on" as well as "auto" and "off".
 func ParseMode(flag, s string, allowOn bool) (Mode, error) {
-	switch m := Mode(s); {
-	case m == Auto, m == Off, m == On && allowOn:
-		return m, nil
+	modes := Modes(allowOn)
+	if slices.Contains(modes, s) {
+		return Mode(s), nil
 	}
-	if allowOn {
-		return "", fmt.Errorf("--%s must be auto, on or off, got %q", flag, s)
-	}
-	return "", fmt.Errorf("--%s must be auto or off, got %q", flag, s)
+	return "", fmt.Errorf("--%s must be %s or %s, got %q", flag, strings.Join(modes[:len(modes)-1], ", "), modes[len(modes)-1], s)
 }
 
 // NoiseModel chooses which parts of the noise y = x + n + s a job looks

@@ -167,8 +167,8 @@ func (j *Job) Validate() error {
 		case j.Sigma != 0:
 			return fmt.Errorf("--sigma-estimator applies only without --sigma")
 		}
-		if !slices.Contains([]string{noise.MAD, noise.Regression, noise.Smaller}, n.Estimator) {
-			return fmt.Errorf("--sigma-estimator must be %s, %s or %s, got %q", noise.MAD, noise.Regression, noise.Smaller, n.Estimator)
+		if err := noise.CheckEstimator("sigma-estimator", n.Estimator); err != nil {
+			return err
 		}
 	}
 	if n.Sparse == Off {
