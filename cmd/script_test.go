@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"tdsc/internal/formats"
+	"tdsc/internal/formats/gdal"
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv"
 )
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 // committed under testdata/ and $ARRAYS the .npy and .mat fixtures beside
 // it. Scripts that need the shared data start with
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
+// Scripts of the GDAL build (build tag gdal) start with `[!gdal] skip`.
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
 // cmdStoreCube), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
@@ -80,6 +82,8 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "data":
 				return data != "", nil
+			case "gdal":
+				return gdal.Available, nil
 			}
 			return false, nil
 		},

@@ -43,6 +43,16 @@ type Format interface {
 	Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error)
 }
 
+// ReadOnly is implemented by a Format that reads cubes but cannot write
+// them, in this build or at all (HDF5, which tdsc only reads; GeoTIFF in
+// a build without GDAL). WriteError returns the error that its Write
+// returns for path, saying what to write instead, so that a command can
+// refuse the output before any work; package formats leaves the format
+// out of the lists of what tdsc writes.
+type ReadOnly interface {
+	WriteError(path string) error
+}
+
 // WindowOpener is implemented by a Format that can read a cube a window of
 // lines at a time, so that a cube larger than memory is processed in
 // strips. A window is bit for bit the same lines of the cube Open reads
@@ -142,17 +152,19 @@ const (
 	// CarriesMissing: missing (NaN) voxels are stored as such (as NaN or
 	// the no-data value), not as a value of the scene.
 	CarriesMissing
+	// CarriesGeoref: the georeferencing (Metadata.Georef).
+	CarriesGeoref
 )
 
 // carriedNames name the members of Carried, in order.
-var carriedNames = []string{"wavelengths", "FWHM", "band names", "description", "no-data value", "mark of missing voxels (written as 0)"}
+var carriedNames = []string{"wavelengths", "FWHM", "band names", "description", "no-data value", "mark of missing voxels (written as 0)", "georeferencing"}
 
 // Present names the metadata of set s that c has, missing voxels
 // included, in a fixed order: with the complement of a format's Carries,
 // what an output of it would lose.
 func (c *Cube) Present(s Carried) []string {
 	m := &c.Metadata
-	present := []bool{m.Wavelengths != nil, m.FWHM != nil, m.BandNames != nil, m.Description != "", m.HasNoData, s&CarriesMissing != 0 && c.Missing() > 0}
+	present := []bool{m.Wavelengths != nil, m.FWHM != nil, m.BandNames != nil, m.Description != "", m.HasNoData, s&CarriesMissing != 0 && c.Missing() > 0, m.Georef != nil}
 	var names []string
 	for i, name := range carriedNames {
 		if s&(1<<i) != 0 && present[i] {

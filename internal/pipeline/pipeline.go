@@ -645,6 +645,10 @@ func ReadLine(path string, height, width, bands int, m *msi.Metadata, missing in
 	case missing < 0 && m.HasNoData:
 		line += fmt.Sprintf("; no-data value %g", m.NoData)
 	}
+	if m.Stored.Thin(height, width, bands) {
+		line += fmt.Sprintf("\nwarning: %s is read as %d lines of %d samples of %d bands (axes %s, the default): if that is not its layout, give its axes, e.g. %s@BHW or --axes BHW",
+			path, height, width, bands, m.Stored.Axes, path)
+	}
 	return line
 }
 

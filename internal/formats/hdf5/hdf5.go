@@ -126,9 +126,14 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	return c, nil
 }
 
-// Write refuses: tdsc does not write HDF5.
-func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
-	return msi.WriteInfo{}, fmt.Errorf("%s: tdsc reads HDF5 and netCDF but does not write them: write ENVI (.hdr), .npy, .mat or, in the GDAL build, GeoTIFF (.tif)", path)
+// Write refuses: tdsc does not write HDF5 (see WriteError).
+func (f format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	return msi.WriteInfo{}, f.WriteError(path)
+}
+
+// WriteError says that tdsc does not write HDF5 (msi.ReadOnly).
+func (format) WriteError(path string) error {
+	return fmt.Errorf("%s: tdsc reads HDF5 and netCDF but does not write them: write ENVI (.hdr), .npy, .mat or, in the GDAL build, GeoTIFF (.tif)", path)
 }
 
 // decode reads the cube of dataset (the one 3-D dataset when empty) from
