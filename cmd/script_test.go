@@ -75,6 +75,7 @@ func TestScripts(t *testing.T) {
 			"nodatacube":  cmdNoDataCube,
 			"maskcube":    cmdMaskCube,
 			"samemissing": cmdSameMissing,
+			"setmissing":  cmdSetMissing,
 			"agree":       cmdAgree,
 			"truncate":    cmdTruncate,
 		},
@@ -304,6 +305,33 @@ func cmdMaskCube(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	_, err := formats.Write(ts.MkAbs(args[0]), c, msi.WriteOptions{})
+	ts.Check(err)
+}
+
+// cmdSetMissing writes a copy of a cube with a box of voxels missing:
+// `setmissing SRC DST Y0 Y1 X0 X1 B0 B1` sets lines Y0 .. Y1−1, columns
+// X0 .. X1−1 of bands B0 .. B1−1 (0-based) to NaN and writes DST (a float
+// format) in SRC's units, as a denoiser that lost part of its output would.
+func cmdSetMissing(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 8 {
+		ts.Fatalf("usage: setmissing SRC DST Y0 Y1 X0 X1 B0 B1")
+	}
+	var n [6]int
+	for i, a := range args[2:] {
+		v, err := strconv.Atoi(a)
+		ts.Check(err)
+		n[i] = v
+	}
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	for b := n[4]; b < n[5]; b++ {
+		for y := n[0]; y < n[1]; y++ {
+			for x := n[2]; x < n[3]; x++ {
+				c.Set(y, x, b, math.NaN())
+			}
+		}
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{}.Like(c.Stored, false))
 	ts.Check(err)
 }
 
