@@ -346,6 +346,38 @@ type WriteInfo struct {
 	Clipped int
 }
 
+// ReadWhole returns the bytes of the file at path, for a format that
+// parses a file whole before it knows the size of its cube: the file
+// alone must fit the budget (CheckFits; 0: no limit), and a missing file
+// is said as Exists says it.
+func ReadWhole(path string, budget int64) ([]byte, error) {
+	if err := Exists(path); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckFits(path, 0, 0, 0, fi.Size(), budget); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// CheckCreate returns an error naming path when a window writer cannot
+// start an output of a height×width×bands cube with metadata meta,
+// stored by scale (WriteOptions.Scale): a size that is not positive,
+// metadata of another band count, a bad scale.
+func CheckCreate(path string, height, width, bands int, meta *Metadata, scale float64) error {
+	if height < 1 || width < 1 || bands < 1 {
+		return fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
+	}
+	if err := meta.CheckFor(bands); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return CheckScale(scale)
+}
+
 // Exists returns nil when path exists and an error naming it otherwise
 // ("no such file or folder" when it does not exist), for a format's Open
 // to report a missing input in the same words as every other.

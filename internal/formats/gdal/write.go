@@ -79,13 +79,7 @@ func create(path string, height, width, bands int, meta msi.Metadata, opts msi.W
 	if !geoTIFF(path) {
 		return nil, fmt.Errorf("%s: GDAL writes GeoTIFF: name the output .tif or .tiff", path)
 	}
-	if height < 1 || width < 1 || bands < 1 {
-		return nil, fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
-	}
-	if err := meta.CheckFor(bands); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if err := msi.CheckScale(opts.Scale); err != nil {
+	if err := msi.CheckCreate(path, height, width, bands, &meta, opts.Scale); err != nil {
 		return nil, err
 	}
 	t, err := array.TypeNamed(opts.DType)

@@ -27,7 +27,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -101,19 +100,7 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 		return nil, err
 	}
 	file, dataset := SplitPath(path)
-	if err := msi.Exists(file); err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return nil, err
-	}
-	// The file is read whole before its datasets are known: it alone must
-	// fit the budget.
-	if err := msi.CheckFits(file, 0, 0, 0, fi.Size(), opts.Budget); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(file)
+	data, err := msi.ReadWhole(file, opts.Budget)
 	if err != nil {
 		return nil, err
 	}
@@ -214,16 +201,7 @@ func intDims(dims []uint64) []int {
 }
 
 // shape formats dimensions as h5py prints a shape: "(31, 512, 512)".
-func shape(dims []uint64) string {
-	parts := make([]string, len(dims))
-	for i, x := range dims {
-		parts[i] = fmt.Sprint(x)
-	}
-	if len(parts) == 1 {
-		return "(" + parts[0] + ",)"
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
-}
+func shape(dims []uint64) string { return array.ShapeText(intDims(dims)) }
 
 // found is a dataset found by cubes.
 type found struct {
