@@ -67,7 +67,16 @@ adds every band; --csv prints the same rows, --json every band) of:
                          columns were removed (expected in bands that had them)
                          or where the denoiser put column structure into INPUT;
   row share              the same for row means (about 1/width for white noise;
-                         high for line structure).`,
+                         high for line structure).
+After the σ table (and in every CSV row and JSON result) comes the noise-level
+function of every band of the noisy cube (NOISY, else each input): its noise
+variance at a clean value x on the [0, 255] scale, σ²(x) = a·x + b, fitted to
+the local variances of smooth windows against their local means (a > 0: the
+noise grows with the signal, as a photon-counting sensor's does), and the noise
+model it implies: gaussian, or signal-dependent when the slope is more than 5
+standard errors above 0 pooled over bands (slope z) and the variance at a band's
+bright end is at least 1.2 times that at its dark end (bright/dark, median over
+bands). The table gives the mean a and b over bands; --per-band every band's.`,
 		Example: "  tdsc eval --ref balloons_ms noisy30.hdr denoised30\n  tdsc eval --ref balloons_ms denoised30 --json\n" +
 			"  tdsc eval --ref balloons_ms denoised30 --min-psnr 44 --baseline last.json --max-drop 0.05\n" +
 			"  tdsc eval --noref --noisy scene.mat denoised.mat",

@@ -43,8 +43,8 @@ func TestMain(m *testing.M) {
 // Scripts of the GDAL build (build tag gdal) start with `[!gdal] skip`.
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
-// cmdStoreCube), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
-// maskcube (cmdMaskCube), truncate (cmdTruncate); two check outputs: samemissing
+// cmdStoreCube), cropcube (cmdCropCube), sparse (cmdSparse), nodatacube (cmdNoDataCube),
+// maskcube (cmdMaskCube) and truncate (cmdTruncate); two check outputs: samemissing
 // (cmdSameMissing) and agree (cmdAgree).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
@@ -71,6 +71,7 @@ func TestScripts(t *testing.T) {
 			"pngband":     cmdPNGBand,
 			"unhex":       cmdUnhex,
 			"storecube":   cmdStoreCube,
+			"cropcube":    cmdCropCube,
 			"sparse":      cmdSparse,
 			"nodatacube":  cmdNoDataCube,
 			"maskcube":    cmdMaskCube,
@@ -235,6 +236,31 @@ func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("truncate: %d bytes of a %d-byte file", n, len(data))
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data[:n], 0o644))
+}
+
+// cmdCropCube writes a window of a cube's lines and samples, every band:
+// `cropcube SRC DST Y0 X0 HEIGHT WIDTH`. Scripts whose runs cost in
+// proportion to the voxels (2dsc codes every patch) use a narrow window of
+// the crop, which keeps the crop's lines, and so its strips, as they are.
+func cmdCropCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 6 {
+		ts.Fatalf("usage: cropcube SRC DST Y0 X0 HEIGHT WIDTH")
+	}
+	var n [4]int
+	for i, a := range args[2:] {
+		v, err := strconv.Atoi(a)
+		if err != nil || v < 0 {
+			ts.Fatalf("cropcube: bad number %q", a)
+		}
+		n[i] = v
+	}
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if n[0]+n[2] > c.Height || n[1]+n[3] > c.Width || n[2] < 1 || n[3] < 1 {
+		ts.Fatalf("cropcube: window %d×%d at (%d, %d) is not inside the %s cube", n[2], n[3], n[0], n[1], c.Size())
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c.Crop(n[0], n[1], 0, n[2], n[3], c.Bands), msi.WriteOptions{})
+	ts.Check(err)
 }
 
 // cmdNoDataCube writes an int16 ENVI cube with no-data voxels:
