@@ -30,7 +30,8 @@ func (f format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	}
 	defer r.ds.close()
 	h, w, b := r.Size()
-	if err := msi.CheckFits(path, h, w, b, 0, opts.Budget); err != nil {
+	// GDAL's values come as float64 into a buffer beside the cube.
+	if err := msi.CheckFits(path, h, w, b, 8*int64(h)*int64(w)*int64(b), opts.Budget); err != nil {
 		return nil, err
 	}
 	c, err := r.ReadLines(0, h)
