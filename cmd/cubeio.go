@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,10 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"tdsc/internal/atomicfile"
 	"tdsc/internal/formats"
 	"tdsc/internal/formats/array"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/parallel"
 	"tdsc/internal/pipeline"
 	"tdsc/internal/report"
 )
@@ -117,20 +118,8 @@ func (c *cubeFlags) readOptionsFor(path string) (msi.ReadOptions, error) {
 	return o, nil
 }
 
-// tooLargeHelp adds to an error for a cube that does not fit the memory
-// budget (*msi.TooLargeError) what helps; other errors are returned as
-// they are.
-func tooLargeHelp(err error) error {
-	var tl *msi.TooLargeError
-	if !errors.As(err, &tl) {
-		return err
-	}
-	return fmt.Errorf("%w: give a larger --max-memory if the machine has the memory, or denoise the cube in strips (tdsc denoise --tile, %s cubes)",
-		err, strings.Join(formats.WindowLabels(), " and "))
-}
-
 // open reads the cube at path as the flags say (its Stored says how) and
-// says on log how it was read (pipeline.ReadLine): every cube a command
+// says on log how it was read (formats.ReadLine): every cube a command
 // reads, a reference too, by the one rule of units, so that cubes of any
 // formats are compared on one scale.
 func (c *cubeFlags) open(path string) (*msi.Cube, error) {
@@ -138,10 +127,11 @@ func (c *cubeFlags) open(path string) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, c.log) })
+	cube, err := parallel.Interruptible(c.ctx, func() (*msi.Cube, error) { return formats.OpenWith(path, o) })
 	if err != nil {
-		return nil, tooLargeHelp(err)
+		return nil, pipeline.TooLargeHelp(err)
 	}
+	report.OrDiscard(c.log).Logf("%s", formats.ReadLine(path, cube.Height, cube.Width, cube.Bands, &cube.Metadata, cube.Missing()))
 	return cube, nil
 }
 
@@ -156,7 +146,7 @@ func (c *cubeFlags) applyMask(cube *msi.Cube, path string) error {
 		return fmt.Errorf("--mask: %w", err)
 	}
 	_, err = pipeline.ApplyMask(cube, path, o)
-	return tooLargeHelp(err)
+	return pipeline.TooLargeHelp(err)
 }
 
 // maskOptions returns the options a mask file at path is read with: the
@@ -167,31 +157,12 @@ func (c *cubeFlags) maskOptions(path string) (msi.ReadOptions, error) {
 	return o, err
 }
 
-// writeOptions returns how to write a result made from a cube read as src:
-// in the input's units (msi.WriteOptions.Like: its scale, gains and
-// offsets undone) and, for an array output, its axes, with --dtype's
-// element type; with --dtype input, the input's, or for a type that is
-// read but not written the one that holds it (array.Writable). A PNG
-// stack output is on the [0, 255] scale. The write stops, leaving
-// nothing, once c.ctx is cancelled.
-func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
-	w := msi.WriteOptions{Force: force, Context: c.ctx}.Like(src, c.dtype == "input")
-	if c.dtype != "input" {
-		w.DType = c.dtype
-	} else if w.DType != "" {
-		w.DType = array.Writable(w.DType)
+// refuseExisting returns an error naming the first of paths (files, not
+// cubes) that exists, unless force is set. Checking before the work starts
+// saves a long run that could not write its result.
+func refuseExisting(force bool, paths ...string) error {
+	if force {
+		return nil
 	}
-	return w
-}
-
-// writeCube writes c to out with opts and says on log which of c's
-// metadata the output's format cannot keep.
-func writeCube(out string, c *msi.Cube, opts msi.WriteOptions, log report.Reporter) (msi.WriteInfo, error) {
-	info, err := formats.Write(out, c, opts)
-	if err == nil {
-		if lost := formats.Lost(out, c); len(lost) > 0 {
-			report.OrDiscard(log).Logf("%s: a %s keeps no %s", out, formats.ForWrite(out).Info().Label, strings.Join(lost, ", "))
-		}
-	}
-	return info, err
+	return atomicfile.Refuse(paths...)
 }

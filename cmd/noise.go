@@ -2,14 +2,11 @@ package cmd
 
 import (
 	"fmt"
-	"math"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"tdsc/internal/denoise"
-	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/pipeline"
 )
 
 func newNoiseCmd() *cobra.Command {
@@ -127,64 +124,24 @@ input's units; its missing voxels (no data) stay missing.`,
 			if err := spec.Resolve().Validate(); err != nil {
 				return flagError(err)
 			}
-			log := newReporter(cmd)
-			clean, err := cf.open(input)
+			ro, err := cf.readOptionsFor(input)
 			if err != nil {
 				return flagError(err)
 			}
-			if scale := clean.Stored.Scale; spec.Sigma > 0 && scale != 1 {
-				log.Logf("σ = %s", denoise.InUnits(spec.Sigma, scale))
-			}
-			// Simulating fills a new cube: abandoned when interrupted.
-			type simulated struct {
-				noisy   *msi.Cube
-				applied *noise.Applied
-			}
-			sim, err := interruptible(cmd.Context(), func() (s simulated, err error) {
-				switch {
-				case caseName != "" && baseGiven:
-					s.noisy, s.applied, err = noise.SimulateCaseOver(nil, clean, qrnnCase, spec)
-				case caseName != "":
-					s.noisy, s.applied, err = noise.SimulateCase(nil, clean, qrnnCase, spec.Seed)
-				default:
-					s.noisy, s.applied, err = noise.Simulate(nil, clean, spec)
-				}
-				return s, err
-			})
+			job := &pipeline.NoiseJob{Input: input, Read: ro, Spec: spec, Case: qrnnCase, OverBase: caseName != "" && baseGiven, Out: out, DType: cf.dtype, Force: force,
+				Program: "tdsc " + version, Report: cf.log}
+			done, err := job.Run(cmd.Context())
 			if err != nil {
 				return flagError(err)
 			}
-			noisy, applied := sim.noisy, sim.applied
-			// A voxel without data stays without: no noise is drawn
-			// into what is not there (impulses and dead lines would
-			// give it a value).
-			for i, v := range clean.Data {
-				if math.IsNaN(v) {
-					noisy.Data[i] = v
-				}
-			}
-			what := spec.Resolve().String()
-			switch {
-			case caseName != "" && baseGiven && qrnnCase != noise.CaseNonIID:
-				what += fmt.Sprintf("; the sparse part of QRNN3D complex noise case %d (%s): %s", int(qrnnCase), qrnnCase.Name(), qrnnCase.Sparse())
-			case caseName != "" && !baseGiven:
-				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)
-			}
-			drawn := applied.Lines()
-			noisy.Metadata = clean.Metadata // the scene's, unchanged
-			noisy.Processing = "tdsc " + version + " noise: " + strings.Join(append([]string{what}, drawn...), "; ")
-			info, err := writeCube(out, noisy, cf.writeOptions(clean.Stored, force), log)
-			if err != nil {
-				return err
-			}
-			if info.Clipped > 0 {
+			if done.Clipped > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d values were clipped to [0, 255] in the PNG stack %s; use an .hdr output for a lossless noisy cube\n",
-					info.Clipped, len(noisy.Data), out)
+					done.Clipped, len(done.Noisy.Data), out)
 			}
-			for _, line := range drawn {
-				log.Logf("%s", line)
+			for _, line := range done.Applied.Lines() {
+				cf.log.Logf("%s", line)
 			}
-			log.Logf("wrote %s (%s, %s)", out, noisy.Size(), what)
+			cf.log.Logf("wrote %s (%s, %s)", out, done.Noisy.Size(), done.What)
 			return nil
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"tdsc/internal/metrics/scorejson"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/parallel"
 )
 
 // norefRow is the no-reference assessment of one input.
@@ -42,7 +43,7 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 		}
 		// The statistics are computed into a new report: abandoned when
 		// interrupted.
-		rep, err := interruptible(cf.ctx, func() (*noref.Report, error) {
+		rep, err := parallel.Interruptible(cf.ctx, func() (*noref.Report, error) {
 			if noisy != nil {
 				return noref.Assess(noisy, x, estimator)
 			}

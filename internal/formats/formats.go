@@ -16,7 +16,6 @@ import (
 	"os"
 	"strings"
 
-	"tdsc/internal/atomicfile"
 	"tdsc/internal/formats/array"
 	"tdsc/internal/formats/envi"
 	"tdsc/internal/formats/gdal"
@@ -101,16 +100,11 @@ func Open(path string) (*msi.Cube, error) { return OpenWith(path, msi.ReadOption
 // A path may carry its own axis order after a final "@" (x.h5:/cube@BHW,
 // see PathAxes), which replaces opts.Axes for it.
 func OpenWith(path string, opts msi.ReadOptions) (*msi.Cube, error) {
-	f, path, opts, err := checkRead(path, opts)
+	s, err := NewSource(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	c, err := f.Open(path, opts)
-	if err != nil {
-		return nil, err
-	}
-	c.Stored.AxesGiven = opts.Axes != ""
-	return c, nil
+	return s.Open()
 }
 
 // PathAxes splits the axis order a path carries after a final "@" (three
@@ -158,95 +152,33 @@ func checkRead(path string, opts msi.ReadOptions) (msi.Format, string, msi.ReadO
 // Write stores c at path in the format ForWrite chooses, atomically (see
 // msi.Format). An existing output is an error unless opts.Force is set.
 func Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
-	return ForWrite(path).Write(path, c, opts)
+	return NewTarget(path).Write(c, opts)
 }
 
 // RefuseExisting returns an *atomicfile.ExistsError when Write(path, …)
 // would replace something that exists (for an ENVI path its .hdr or its
 // .img, whatever the case of the extension given; for FILE.mat:NAME the
 // file). Commands call it before long work, so that a run that could not
-// write its result does not start.
-//
-// A format that does not write (msi.ReadOnly) is its error instead.
-func RefuseExisting(path string) error {
-	f := ForWrite(path)
-	if r, ok := f.(msi.ReadOnly); ok {
-		return r.WriteError(path)
-	}
-	return atomicfile.Refuse(f.Outputs(path)...)
-}
+// write its result does not start. A format that does not write
+// (msi.ReadOnly) is its error instead.
+func RefuseExisting(path string) error { return NewTarget(path).Refuse() }
 
 // OpenWindow opens the cube at path for reading a window of lines at a
 // time, with opts as OpenWith takes them. A format that cannot is an
-// error saying which can (see CanReadWindows).
+// error saying which can (see Source.Windows).
 func OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
-	f, path, opts, err := checkRead(path, opts)
+	s, err := NewSource(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	w, ok := f.(msi.WindowOpener)
-	if !ok {
-		return nil, fmt.Errorf("%s: %s", path, windowsError(f, "read", windowReaders()))
-	}
-	r, err := w.OpenWindow(path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return axesReader{r, opts.Axes != ""}, nil
-}
-
-// axesReader is a WindowReader whose Metadata says whether its axes were
-// given (Storage.AxesGiven).
-type axesReader struct {
-	msi.WindowReader
-	given bool
-}
-
-func (r axesReader) Metadata() (msi.Metadata, error) {
-	m, err := r.WindowReader.Metadata()
-	m.Stored.AxesGiven = r.given
-	return m, err
+	return s.OpenWindow()
 }
 
 // CreateWindow starts the output at path, in the format ForWrite chooses,
 // for writing a height×width×bands cube with metadata meta a window of
 // lines at a time. A format that cannot is an error saying which can.
 func CreateWindow(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
-	f := ForWrite(path)
-	if r, ok := f.(msi.ReadOnly); ok {
-		return nil, r.WriteError(path)
-	}
-	w, ok := f.(msi.WindowCreator)
-	if !ok {
-		return nil, fmt.Errorf("%s: %s", path, windowsError(f, "written", windowWriters()))
-	}
-	return w.CreateWindow(path, height, width, bands, meta, opts)
-}
-
-// CanReadWindows returns nil when the cube at path is of a format that
-// reads windows of lines, and otherwise an error saying what it is and
-// which formats can ("a .mat, which cannot be read in strips of lines
-// (ENVI and .npy can)"), without reading the cube.
-func CanReadWindows(path string) error {
-	f, err := ForRead(path)
-	if err != nil {
-		return err
-	}
-	if _, ok := f.(msi.WindowOpener); !ok {
-		return errors.New(windowsError(f, "read", windowReaders()))
-	}
-	return nil
-}
-
-// CanWriteWindows returns nil when an output at path is written in a
-// format that writes windows of lines, and otherwise an error saying so
-// and which formats can.
-func CanWriteWindows(path string) error {
-	f := ForWrite(path)
-	if _, ok := f.(msi.WindowCreator); !ok {
-		return errors.New(windowsError(f, "written", windowWriters()))
-	}
-	return nil
+	return NewTarget(path).CreateWindow(height, width, bands, meta, opts)
 }
 
 // windowsError says that a cube of format f cannot be read or written in
@@ -316,13 +248,6 @@ func joinLabels(labels []string, and string) string {
 		return strings.Join(labels, "")
 	}
 	return strings.Join(labels[:len(labels)-1], ", ") + " " + and + " " + labels[len(labels)-1]
-}
-
-// Lost names the metadata of c (its missing voxels included) that an
-// output at path would not keep, its format not carrying it: what a
-// command may warn of.
-func Lost(path string, c *msi.Cube) []string {
-	return c.Present(^ForWrite(path).Info().Carries)
 }
 
 // GDAL returns the release of GDAL this build reads and writes GeoTIFF
