@@ -130,17 +130,18 @@ func (format) WriteError(path string) error {
 // and the dataset's values as stored counted) is refused before its
 // values are read.
 func decode(data []byte, file, dataset, axes string, budget int64) (*msi.Cube, string, error) {
-	h, err := hdf5.Parse(data, 0)
+	at, ok := hdf5.Find(data)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: not an HDF5 file (nor a netCDF-4 one): no HDF5 signature (a netCDF-3 file, say, is read by the GDAL build)", file)
+	}
+	h, err := hdf5.Parse(data, at)
 	if err != nil {
-		if !strings.HasPrefix(string(data), hdf5.Signature) {
-			return nil, "", fmt.Errorf("%s: not an HDF5 file (nor a netCDF-4 one): no HDF5 signature (a netCDF-3 file, say, is read by the GDAL build)", file)
-		}
-		return nil, "", fmt.Errorf("%s: %v", file, err)
+		return nil, "", fmt.Errorf("%s: %v", file, gdalHint(err, file, dataset))
 	}
 	if dataset == "" {
 		found, err := cubes(h)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: %v", file, err)
+			return nil, "", fmt.Errorf("%s: %v", file, gdalHint(err, file, dataset))
 		}
 		switch len(found) {
 		case 0:
@@ -154,7 +155,7 @@ func decode(data []byte, file, dataset, axes string, budget int64) (*msi.Cube, s
 	where := fmt.Sprintf("%s: dataset %s", file, "/"+strings.TrimLeft(dataset, "/"))
 	o, err := h.Lookup(dataset)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %v", where, err)
+		return nil, "", fmt.Errorf("%s: %v", where, gdalHint(err, file, dataset))
 	}
 	d := o.Dataset
 	if d == nil {
@@ -180,7 +181,7 @@ func decode(data []byte, file, dataset, axes string, budget int64) (*msi.Cube, s
 	}
 	raw, err := h.Read(d)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %v", where, err)
+		return nil, "", fmt.Errorf("%s: %v", where, gdalHint(err, file, dataset))
 	}
 	c, err := array.Decode(raw, l, t.Size, t.Float, array.Decoder(d.Kind, t.Size, binary.LittleEndian), 0)
 	if err != nil {
@@ -188,6 +189,18 @@ func decode(data []byte, file, dataset, axes string, budget int64) (*msi.Cube, s
 	}
 	c.Wavelengths = wavelengths(h, dataset, c.Bands)
 	return c, t.Name, nil
+}
+
+// gdalHint adds to an error of a part of HDF5 that the reader does not
+// read how GDAL reads the dataset.
+func gdalHint(err error, file, dataset string) error {
+	if !errors.Is(err, hdf5.ErrUnsupported) {
+		return err
+	}
+	if dataset == "" {
+		dataset = "PATH"
+	}
+	return fmt.Errorf("%w; the GDAL build of tdsc reads it as HDF5:\"%s\"://%s", err, file, strings.TrimLeft(dataset, "/"))
 }
 
 // intDims returns dims as ints (a dimension too large for one is clipped

@@ -41,6 +41,11 @@ import (
 // HDF5 file, at 512 in a MATLAB v7.3 MAT-file.
 const Signature = "\x89HDF\r\n\x1a\n"
 
+// ErrUnsupported is wrapped by the errors of parts of HDF5 the reader does
+// not read (dense link storage, HDF5 1.10's chunk indexes, other filters,
+// newer superblocks), which other readers (the HDF5 library, GDAL) do.
+var ErrUnsupported = errors.New("not supported by tdsc's own HDF5 reader")
+
 // undefined is HDF5's "undefined address" (all bits set).
 const undefined = math.MaxUint64
 
@@ -121,6 +126,17 @@ type Member struct {
 	addr uint64
 }
 
+// Find returns the offset of the superblock of the HDF5 file held in data:
+// 0, or 512, 1024, 2048, … behind a user block (MATLAB's v7.3 header).
+func Find(data []byte) (uint64, bool) {
+	for at := 0; at+len(Signature) <= len(data); at = max(2*at, 512) {
+		if string(data[at:at+len(Signature)]) == Signature {
+			return uint64(at), true
+		}
+	}
+	return 0, false
+}
+
 // Parse reads the superblock of the HDF5 file held in data, at offset at
 // (0 for a plain HDF5 file, 512 for a MATLAB v7.3 MAT-file), and its root
 // group.
@@ -163,7 +179,7 @@ func Parse(data []byte, at uint64) (*File, error) {
 		c.skip(8 + 8) // superblock extension and end of file addresses
 		rootAddr = c.u64()
 	default:
-		return nil, fmt.Errorf("HDF5 superblock version %d is not supported", version)
+		return nil, fmt.Errorf("HDF5 superblock version %d: %w", version, ErrUnsupported)
 	}
 	if c.err != nil {
 		return nil, fmt.Errorf("HDF5 superblock: %v", c.err)
@@ -202,7 +218,7 @@ func (f *File) Members(g *Object) ([]Member, error) {
 	case g.symbolTable:
 		return f.symbolTable(g.btree, g.heap)
 	case g.denseLinks:
-		return nil, errors.New("the group keeps its members in dense link storage (fractal heap), which is not supported")
+		return nil, fmt.Errorf("the group keeps its members in dense link storage (a fractal heap): %w", ErrUnsupported)
 	}
 	var ms []Member
 	for name, a := range g.links {
@@ -832,7 +848,7 @@ func (f *File) Read(d *Dataset) ([]byte, error) {
 		return nil, fmt.Errorf("HDF5 elements of %d bytes (datatype class %d) that are not plain numbers", d.ElemSize, d.Class)
 	}
 	if d.Unsupported != "" {
-		return nil, errors.New(d.Unsupported)
+		return nil, fmt.Errorf("%s: %w", d.Unsupported, ErrUnsupported)
 	}
 	count, ok := d.Count()
 	if !ok {
@@ -1001,7 +1017,7 @@ func (d *Dataset) unfilter(b []byte, mask uint32, want uint64) ([]byte, error) {
 			if name == "" {
 				name = fmt.Sprintf("filter %d", fl.id)
 			}
-			return nil, fmt.Errorf("HDF5 filter %q (%d) is not supported (deflate, shuffle and fletcher32 are)", name, fl.id)
+			return nil, fmt.Errorf("HDF5 filter %q (%d) (deflate, shuffle and fletcher32 are read): %w", name, fl.id, ErrUnsupported)
 		}
 	}
 	if uint64(len(b)) != want {
