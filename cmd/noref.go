@@ -13,6 +13,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/parallel"
+	"tdsc/internal/report"
 )
 
 // norefRow is the no-reference assessment of one input.
@@ -37,7 +38,11 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	}
 	rows := make([]norefRow, len(inputs))
 	for i, in := range inputs {
-		x, err := cf.open(in)
+		open := cf.open
+		if noisy != nil {
+			open = func(path string) (*msi.Cube, error) { return cf.openLike(path, noisy, noisyPath) }
+		}
+		x, err := open(in)
 		if err != nil {
 			return flagError(err)
 		}
@@ -53,6 +58,12 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 			return fmt.Errorf("%s: %w", in, flagError(err))
 		}
 		rows[i] = norefRow{input: in, rep: rep}
+		switch { // of the cube whose σ the report estimates, once
+		case noisy == nil:
+			sayBelowDetection(cf.log, in, rep)
+		case i == 0:
+			sayBelowDetection(cf.log, noisyPath, rep)
+		}
 	}
 	switch {
 	case asJSON:
@@ -92,15 +103,28 @@ func writeNoiseLevelTable(w io.Writer, rows []norefRow, noisyPath string, perBan
 	return tw.Flush()
 }
 
+// sayBelowDetection says on log when the noise of the cube at path, whose
+// bands' σ rep estimated, is below detection (noise.BelowDetection).
+func sayBelowDetection(log report.Reporter, path string, rep *noref.Report) {
+	sigmas := make([]float64, len(rep.Bands))
+	for b, band := range rep.Bands {
+		sigmas[b] = band.Sigma
+	}
+	if why := noise.BelowDetection(sigmas); why != "" {
+		report.OrDiscard(log).Logf("%s: %s", path, why)
+	}
+}
+
 // summaryRows are the rows that summarise a report over bands, in the
 // table and the CSV: the mean (the input's own row in the table), the
 // smallest and the largest value.
 func summaryRows(rep *noref.Report) []noref.Band { return []noref.Band{rep.Mean, rep.Min, rep.Max} }
 
 // residualValues are the residual's statistics of b, in the order of the
-// table's and the CSV's columns after σ.
+// table's and the CSV's columns after σ: the moments, then the spectra's
+// figures (flatness, period; see noref.Band).
 func residualValues(b noref.Band) []float64 {
-	return []float64{b.Removed, b.Correlation, b.LagX, b.LagY, b.ColumnShare, b.RowShare}
+	return []float64{b.Removed, b.Correlation, b.LagX, b.LagY, b.ColumnShare, b.RowShare, b.Flatness, b.Period}
 }
 
 // writeNoRefTable prints one row per input. Without a denoised input its
@@ -110,7 +134,7 @@ func residualValues(b noref.Band) []float64 {
 func writeNoRefTable(w io.Writer, rows []norefRow, residual, perBand bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	if residual {
-		fmt.Fprintln(tw, "input\tσ of noisy\tremoved σ\tcorr(removed, output)\tlag-1 x\tlag-1 y\tcolumn share\trow share\t")
+		fmt.Fprintln(tw, "input\tσ of noisy\tremoved σ\tcorr(removed, output)\tlag-1 x\tlag-1 y\tcolumn share\trow share\tflatness\tperiod\t")
 	} else {
 		fmt.Fprintln(tw, "input\tσ\tmin σ\tmax σ\t")
 	}
@@ -149,7 +173,7 @@ func writeNoRefCSV(w io.Writer, rows []norefRow, residual, perBand bool) error {
 	cw := csv.NewWriter(w)
 	header := []string{"input", "band", "sigma"}
 	if residual {
-		header = append(header, "removed", "correlation", "lag_x", "lag_y", "column_share", "row_share")
+		header = append(header, "removed", "correlation", "lag_x", "lag_y", "column_share", "row_share", "flatness", "period")
 	}
 	header = append(header, "a", "b", "noise_model")
 	_ = cw.Write(header)
@@ -189,6 +213,8 @@ type norefJSONBand struct {
 	LagY        *scorejson.Float `json:"lag_y,omitempty"`
 	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
 	RowShare    *scorejson.Float `json:"row_share,omitempty"`
+	Flatness    *scorejson.Float `json:"flatness,omitempty"`
+	Period      *scorejson.Float `json:"period,omitempty"`
 	A           scorejson.Float  `json:"a"`
 	B           scorejson.Float  `json:"b"`
 }
@@ -204,6 +230,8 @@ type norefJSONResult struct {
 	LagY        *scorejson.Float `json:"lag_y,omitempty"`
 	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
 	RowShare    *scorejson.Float `json:"row_share,omitempty"`
+	Flatness    *scorejson.Float `json:"flatness,omitempty"`
+	Period      *scorejson.Float `json:"period,omitempty"`
 	A           scorejson.Float  `json:"a"`
 	B           scorejson.Float  `json:"b"`
 	NoiseModel  string           `json:"noise_model"`
@@ -226,6 +254,7 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 	band := func(number int, b noref.Band) norefJSONBand {
 		return norefJSONBand{Band: number, Sigma: scorejson.Float(b.Sigma), Removed: opt(b.Removed), Correlation: opt(b.Correlation),
 			LagX: opt(b.LagX), LagY: opt(b.LagY), ColumnShare: opt(b.ColumnShare), RowShare: opt(b.RowShare),
+			Flatness: opt(b.Flatness), Period: opt(b.Period),
 			A: scorejson.Float(b.A), B: scorejson.Float(b.B)}
 	}
 	out := struct {
@@ -239,6 +268,7 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 		m := band(0, r.rep.Mean)
 		res := norefJSONResult{Input: r.input, Sigma: m.Sigma, Removed: m.Removed, Correlation: m.Correlation,
 			LagX: m.LagX, LagY: m.LagY, ColumnShare: m.ColumnShare, RowShare: m.RowShare,
+			Flatness: m.Flatness, Period: m.Period,
 			A: m.A, B: m.B, NoiseModel: r.rep.NoiseModel(),
 			NoiseZ: scorejson.Float(r.rep.NoiseLevel.Z), NoiseRatio: scorejson.Float(r.rep.NoiseLevel.Ratio),
 			Min: band(0, r.rep.Min), Max: band(0, r.rep.Max)}

@@ -43,8 +43,10 @@ func TestMain(m *testing.M) {
 // Scripts of the GDAL build (build tag gdal) start with `[!gdal] skip`.
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
-// cmdStoreCube), cropcube (cmdCropCube), sparse (cmdSparse), nodatacube (cmdNoDataCube),
-// maskcube (cmdMaskCube) and truncate (cmdTruncate); two check outputs: samemissing
+// cmdStoreCube), cropcube (cmdCropCube), detectorstripes
+// (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube),
+// maskcube (cmdMaskCube), setmissing (cmdSetMissing), fieldscube
+// (cmdFieldsCube) and truncate (cmdTruncate); two check outputs: samemissing
 // (cmdSameMissing) and agree (cmdAgree).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
@@ -68,17 +70,19 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"pngband":     cmdPNGBand,
-			"unhex":       cmdUnhex,
-			"storecube":   cmdStoreCube,
-			"cropcube":    cmdCropCube,
-			"sparse":      cmdSparse,
-			"nodatacube":  cmdNoDataCube,
-			"maskcube":    cmdMaskCube,
-			"samemissing": cmdSameMissing,
-			"setmissing":  cmdSetMissing,
-			"agree":       cmdAgree,
-			"truncate":    cmdTruncate,
+			"pngband":         cmdPNGBand,
+			"unhex":           cmdUnhex,
+			"storecube":       cmdStoreCube,
+			"cropcube":        cmdCropCube,
+			"detectorstripes": cmdDetectorStripes,
+			"sparse":          cmdSparse,
+			"nodatacube":      cmdNoDataCube,
+			"maskcube":        cmdMaskCube,
+			"samemissing":     cmdSameMissing,
+			"setmissing":      cmdSetMissing,
+			"fieldscube":      cmdFieldsCube,
+			"agree":           cmdAgree,
+			"truncate":        cmdTruncate,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -263,6 +267,38 @@ func cmdCropCube(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 }
 
+// cmdDetectorStripes adds a push-broom sensor's periodic striping to a
+// cube: `detectorstripes SRC DST PERIOD AMPLITUDE` writes SRC with every
+// column x offset by o[x mod PERIOD] in every band, the offsets of the
+// PERIOD detectors drawn uniformly from ±AMPLITUDE (seeded), as a float32
+// ENVI cube (or DST's format).
+func cmdDetectorStripes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: detectorstripes SRC DST PERIOD AMPLITUDE")
+	}
+	period, err := strconv.Atoi(args[2])
+	if err != nil || period < 1 {
+		ts.Fatalf("detectorstripes: bad period %q", args[2])
+	}
+	amplitude, err := strconv.ParseFloat(args[3], 64)
+	ts.Check(err)
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	rng := rand.New(rand.NewPCG(29, 5))
+	offsets := make([]float64, period)
+	for i := range offsets {
+		offsets[i] = amplitude * (2*rng.Float64() - 1)
+	}
+	for b := range c.Bands {
+		band := c.Band(b)
+		for i := range band {
+			band[i] += offsets[(i%c.Width)%period]
+		}
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{})
+	ts.Check(err)
+}
+
 // cmdNoDataCube writes an int16 ENVI cube with no-data voxels:
 // `nodatacube FILE.hdr HEIGHT WIDTH BANDS`, a smooth scene of reflectance
 // × 10000 (2000 to about 5000) with seeded Gaussian noise of σ 600, its
@@ -358,6 +394,49 @@ func cmdSetMissing(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{}.Like(c.Stored, false))
+	ts.Check(err)
+}
+
+// cmdFieldsCube writes a piecewise-constant cube without noise, as the
+// Indian Pines phantom is: `fieldscube FILE HEIGHT WIDTH BANDS FIELDS
+// [BACKGROUND]`, FIELDS seeded rectangles, each of one value per band
+// (whole quarters from 10 to 250, exact in float32), painted over a
+// constant background (default 100; FIELDS 0: a constant cube).
+func cmdFieldsCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 5 && len(args) != 6 {
+		ts.Fatalf("usage: fieldscube FILE HEIGHT WIDTH BANDS FIELDS [BACKGROUND]")
+	}
+	background := 100.0
+	if len(args) == 6 {
+		var err error
+		background, err = strconv.ParseFloat(args[5], 64)
+		ts.Check(err)
+	}
+	var n [4]int
+	for i, a := range args[1:5] {
+		v, err := strconv.Atoi(a)
+		ts.Check(err)
+		n[i] = v
+	}
+	h, w, bands, fields := n[0], n[1], n[2], n[3]
+	rng := rand.New(rand.NewPCG(31, 6))
+	c := msi.NewCube(h, w, bands)
+	for i := range c.Data {
+		c.Data[i] = background
+	}
+	for range fields {
+		y0, x0 := rng.IntN(h), rng.IntN(w)
+		y1, x1 := y0+1+rng.IntN(h-y0), x0+1+rng.IntN(w-x0)
+		for b := range bands {
+			v := 10 + float64(rng.IntN(960))/4
+			for y := y0; y < y1; y++ {
+				for x := x0; x < x1; x++ {
+					c.Set(y, x, b, v)
+				}
+			}
+		}
+	}
+	_, err := formats.Write(ts.MkAbs(args[0]), c, msi.WriteOptions{})
 	ts.Check(err)
 }
 

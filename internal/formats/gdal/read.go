@@ -73,6 +73,7 @@ type reader struct {
 	gains, offsets []float64
 	scale          float64 // 0 until Prepare has found it
 	given          bool
+	fromData       bool // the scale was found from the values (msi.Storage.FromData)
 	units          string
 }
 
@@ -149,11 +150,19 @@ func (r *reader) Size() (height, width, bands int) {
 	return s[0], s[1], s[2]
 }
 
-// Prepare finds the automatic scale, when neither the user gives one, in
-// one pass over the raster by windows of lines, checking ctx before each.
+// Prepare finds the automatic scale when the user gives none: the element
+// type's (msi.TypeScale) for values without a GDAL scale and offset, else
+// msi.AutoScale's from the largest physical value, found in one pass over
+// the raster by windows of lines, checking ctx before each.
 func (r *reader) Prepare(ctx context.Context) error {
 	if r.scale != 0 {
 		return nil
+	}
+	if r.gains == nil {
+		if s, text, ok := msi.TypeScale(r.dtype); ok {
+			r.scale, r.units = s, text
+			return nil
+		}
 	}
 	h, w, b := r.Size()
 	step := max(1, passValues/(w*b))
@@ -169,6 +178,7 @@ func (r *reader) Prepare(ctx context.Context) error {
 		largest = max(largest, msi.Largest(c.Data))
 	}
 	r.scale, r.units = msi.AutoScale(r.float, largest)
+	r.fromData = true
 	if r.gains != nil {
 		r.units = "GDAL scale and offset applied, then " + r.units
 	}
@@ -239,7 +249,7 @@ func (r *reader) Metadata() (msi.Metadata, error) {
 		return msi.Metadata{}, err
 	}
 	m := msi.Metadata{
-		Stored: msi.Storage{Format: name, DType: r.dtype, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, Gains: r.gains, Offsets: r.offsets, Units: r.units},
+		Stored: msi.Storage{Format: name, DType: r.dtype, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, FromData: r.fromData, Gains: r.gains, Offsets: r.offsets, Units: r.units},
 	}
 	m.Description = r.ds.metadataItem(-1, "TIFFTAG_IMAGEDESCRIPTION", "")
 	if r.axes[0] != 'B' {

@@ -108,8 +108,8 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	scale, units := array.ApplyScale(c, dtype, opts.Scale)
-	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, Units: units}
+	scale, units, fromData := array.ApplyScale(c, dtype, opts.Scale)
+	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, FromData: fromData, Units: units}
 	return c, nil
 }
 
