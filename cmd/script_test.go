@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"tdsc/internal/formats"
+	"tdsc/internal/formats/gdal"
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv"
 )
@@ -39,11 +40,13 @@ func TestMain(m *testing.M) {
 // committed under testdata/ and $ARRAYS the .npy and .mat fixtures beside
 // it. Scripts that need the shared data start with
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
+// Scripts of the GDAL build (build tag gdal) start with `[!gdal] skip`.
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
 // cmdStoreCube), cropcube (cmdCropCube), detectorstripes
-// (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
-// maskcube (cmdMaskCube); two check outputs: samemissing
+// (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube),
+// maskcube (cmdMaskCube), setmissing (cmdSetMissing), fieldscube
+// (cmdFieldsCube) and truncate (cmdTruncate); two check outputs: samemissing
 // (cmdSameMissing) and agree (cmdAgree).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
@@ -77,12 +80,16 @@ func TestScripts(t *testing.T) {
 			"maskcube":        cmdMaskCube,
 			"samemissing":     cmdSameMissing,
 			"setmissing":      cmdSetMissing,
+			"fieldscube":      cmdFieldsCube,
 			"agree":           cmdAgree,
+			"truncate":        cmdTruncate,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "data":
 				return data != "", nil
+			case "gdal":
+				return gdal.Available, nil
 			}
 			return false, nil
 		},
@@ -234,6 +241,21 @@ func scriptInts(ts *testscript.TestScript, command string, args []string, lo int
 	return n
 }
 
+// cmdTruncate writes the first N bytes of a file: `truncate SRC DST N`,
+// a file cut short as by an interrupted copy.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: truncate SRC DST N")
+	}
+	n := scriptInts(ts, "truncate", args[2:], 0)[0]
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if n < 0 || n > len(data) {
+		ts.Fatalf("truncate: %d bytes of a %d-byte file", n, len(data))
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data[:n], 0o644))
+}
+
 // cmdCropCube writes a window of a cube's lines and samples, every band:
 // `cropcube SRC DST Y0 X0 HEIGHT WIDTH`. Scripts whose runs cost in
 // proportion to the voxels (2dsc codes every patch) use a narrow window of
@@ -359,6 +381,49 @@ func cmdSetMissing(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{}.Like(c.Stored, false))
+	ts.Check(err)
+}
+
+// cmdFieldsCube writes a piecewise-constant cube without noise, as the
+// Indian Pines phantom is: `fieldscube FILE HEIGHT WIDTH BANDS FIELDS
+// [BACKGROUND]`, FIELDS seeded rectangles, each of one value per band
+// (whole quarters from 10 to 250, exact in float32), painted over a
+// constant background (default 100; FIELDS 0: a constant cube).
+func cmdFieldsCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 5 && len(args) != 6 {
+		ts.Fatalf("usage: fieldscube FILE HEIGHT WIDTH BANDS FIELDS [BACKGROUND]")
+	}
+	background := 100.0
+	if len(args) == 6 {
+		var err error
+		background, err = strconv.ParseFloat(args[5], 64)
+		ts.Check(err)
+	}
+	var n [4]int
+	for i, a := range args[1:5] {
+		v, err := strconv.Atoi(a)
+		ts.Check(err)
+		n[i] = v
+	}
+	h, w, bands, fields := n[0], n[1], n[2], n[3]
+	rng := rand.New(rand.NewPCG(31, 6))
+	c := msi.NewCube(h, w, bands)
+	for i := range c.Data {
+		c.Data[i] = background
+	}
+	for range fields {
+		y0, x0 := rng.IntN(h), rng.IntN(w)
+		y1, x1 := y0+1+rng.IntN(h-y0), x0+1+rng.IntN(w-x0)
+		for b := range bands {
+			v := 10 + float64(rng.IntN(960))/4
+			for y := y0; y < y1; y++ {
+				for x := x0; x < x1; x++ {
+					c.Set(y, x, b, v)
+				}
+			}
+		}
+	}
+	_, err := formats.Write(ts.MkAbs(args[0]), c, msi.WriteOptions{})
 	ts.Check(err)
 }
 

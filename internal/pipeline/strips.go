@@ -73,6 +73,9 @@ func (j *Job) wholeCubeNeeds() string {
 	if j.Mask != "" {
 		why = append(why, "--mask needs the whole cube")
 	}
+	if j.Noise.Signal == SignalPoissonGaussian || j.Noise.Params != nil {
+		why = append(why, "the Poisson-Gaussian model (--noise-model "+string(SignalPoissonGaussian)+", --noise-params) stabilises the whole cube")
+	}
 	return strings.Join(why, "; ")
 }
 
@@ -148,14 +151,22 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		return err
 	}
 	log.Logf("%s", formats.ReadLine(j.Input, height, width, bands, &meta, -1))
-	if j.Noise.Sparse != Off {
+	switch {
+	case j.Noise.Sparse != Off && j.Noise.signalAuto() && j.Sigma == 0:
+		log.Logf("in strips neither the sparse noise nor a signal-dependent noise level is looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
+	case j.Noise.Sparse != Off:
 		log.Logf("in strips the sparse noise is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
+	case j.Noise.signalAuto() && j.Sigma == 0:
+		log.Logf("in strips a signal-dependent noise level is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
 	}
 	sigma, err := j.stripSigma(in, meta.Stored, log)
 	if err != nil {
 		return err
 	}
 	out.Sigma, out.Path = sigma, PathGaussian
+	if sigma == 0 {
+		out.Path = PathUnchanged
+	}
 	geom, exact := denoise.TileGeometry(j.Method, sigma)
 	lines := j.Strips.Lines
 	if lines == 0 {
@@ -180,7 +191,9 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget - FixedMemory/2))
 
 	strip, prepared := j.Method, denoise.Result{}
-	if t, ok := j.Method.(denoise.Tiler); ok {
+	if sigma == 0 {
+		strip = unchanged{}
+	} else if t, ok := j.Method.(denoise.Tiler); ok {
 		if strip, prepared, err = t.PrepareTiles(ctx, filledLines{in}, strips, sigma); err != nil {
 			return err
 		}
@@ -222,7 +235,8 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 
 // stripSigma returns the given σ, or the σ a given dictionary records, or
 // the estimate from at most sigmaWindowLines lines at the middle of the
-// cube (the whole cube's estimate would need the whole cube), which a
+// cube (the whole cube's estimate would need the whole cube), 0 when the
+// noise of those lines is below detection (said on log), which a
 // given σ is also checked against (sayGivenSigma), from at most
 // checkWindowVoxels voxels. stored is how the cube is stored, for σ in
 // its units.
@@ -247,6 +261,10 @@ func (j *Job) stripSigma(in tile.Reader, stored msi.Storage, log report.Reporter
 	}
 	window.Stored = stored
 	log.Logf("estimating σ from lines %d–%d", y0, y0+n-1)
+	if why := noise.BelowDetection(noise.Estimate(window)); why != "" {
+		log.Logf("%s; the input is written unchanged (--sigma denoises it anyway)", why)
+		return 0, nil
+	}
 	return denoise.ResolveSigma(window, 0, 0, log)
 }
 
@@ -274,3 +292,13 @@ func (r filledLines) ReadLines(y0, n int) (*msi.Cube, error) {
 	}
 	return filled, err
 }
+
+// unchanged is the method of the strips of a cube whose noise is below
+// detection: every strip is written as it was read.
+type unchanged struct{}
+
+func (unchanged) Denoise(_ context.Context, c *msi.Cube, _ float64) (*msi.Cube, denoise.Result, error) {
+	return c, denoise.Result{}, nil
+}
+
+func (unchanged) Check(float64, int, int, int) error { return nil }

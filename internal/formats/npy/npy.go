@@ -73,8 +73,8 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	scale, units := array.ApplyScale(c, dtype, opts.Scale)
-	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, Units: units}
+	scale, units, fromData := array.ApplyScale(c, dtype, opts.Scale)
+	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, FromData: fromData, Units: units}
 	return c, nil
 }
 
@@ -156,23 +156,23 @@ func arrayHeader(r io.Reader, size int64, axes, name string) (header, array.Type
 	h.Shape = array.Squeeze(h.Shape)
 	switch {
 	case len(h.Shape) == 2:
-		return header{}, array.Type{}, fmt.Errorf("%s: the array is 2-D (shape %s); a cube needs 3 dimensions (%s): a single band needs a third axis of length 1 (x[:, :, None] in NumPy)", name, shapeText(stored), axes)
+		return header{}, array.Type{}, fmt.Errorf("%s: the array is 2-D (shape %s); a cube needs 3 dimensions (%s): a single band needs a third axis of length 1 (x[:, :, None] in NumPy)", name, array.ShapeText(stored), axes)
 	case len(h.Shape) != 3:
-		return header{}, array.Type{}, fmt.Errorf("%s: the array is %d-D (shape %s); a cube needs 3 dimensions (%s) (leading or trailing dimensions of length 1 are dropped)", name, len(stored), shapeText(stored), axes)
+		return header{}, array.Type{}, fmt.Errorf("%s: the array is %d-D (shape %s); a cube needs 3 dimensions (%s) (leading or trailing dimensions of length 1 are dropped)", name, len(stored), array.ShapeText(stored), axes)
 	}
 	for _, d := range h.Shape {
 		if d == 0 {
-			return header{}, array.Type{}, fmt.Errorf("%s: the array is empty (shape %s)", name, shapeText(stored))
+			return header{}, array.Type{}, fmt.Errorf("%s: the array is empty (shape %s)", name, array.ShapeText(stored))
 		}
 	}
 	n, _ := h.Values()
 	want := int64(n) * int64(h.Size)
 	got := size - int64(h.DataOffset)
 	if got < want {
-		return header{}, array.Type{}, fmt.Errorf("%s: truncated: shape %s of %s needs %d bytes of data, the file has %d", name, shapeText(stored), h.Descr(), want, got)
+		return header{}, array.Type{}, fmt.Errorf("%s: truncated: shape %s of %s needs %d bytes of data, the file has %d", name, array.ShapeText(stored), h.Descr(), want, got)
 	}
 	if got > want {
-		return header{}, array.Type{}, fmt.Errorf("%s: %d bytes after the data of shape %s of %s (%d bytes): not a single .npy array", name, got-want, shapeText(stored), h.Descr(), want)
+		return header{}, array.Type{}, fmt.Errorf("%s: %d bytes after the data of shape %s of %s (%d bytes): not a single .npy array", name, got-want, array.ShapeText(stored), h.Descr(), want)
 	}
 	t, _ := array.TypeOf(byte(h.Kind), h.Size) // setDescr has checked it
 	return h, t, nil
@@ -192,18 +192,6 @@ func decode(data []byte, axes, name string) (*msi.Cube, string, error) {
 		return nil, "", fmt.Errorf("%s: %v", name, err)
 	}
 	return c, t.Name, nil
-}
-
-// shapeText formats dimensions as NumPy prints a shape, "(4, 5, 3)".
-func shapeText(dims []int) string {
-	parts := make([]string, len(dims))
-	for i, d := range dims {
-		parts[i] = fmt.Sprint(d)
-	}
-	if len(dims) == 1 {
-		return "(" + parts[0] + ",)"
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // headerFor returns the header of a C-order little-endian array of
@@ -367,6 +355,7 @@ type reader struct {
 	value array.DecodeFunc
 	scale float64 // 0 until the automatic scale is found
 	given bool    // the scale was given (ReadOptions.Scale)
+	auto  bool    // the scale was found from the values (msi.Storage.FromData)
 	units string  // how scale was found (msi.Storage.Units)
 	raw   []byte  // the bytes of the last window, reused
 }
@@ -383,18 +372,23 @@ func (r *reader) Metadata() (msi.Metadata, error) {
 	if err := r.Prepare(context.Background()); err != nil {
 		return msi.Metadata{}, err
 	}
-	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, Units: r.units}}, nil
+	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, FromData: r.auto, Units: r.units}}, nil
 }
 
 // passBytes is the size of the reads of findScale's pass.
 const passBytes = 1 << 20
 
-// Prepare sets r.scale to msi.AutoScale's factor for the array's element
-// type and largest value (NaN, missing, aside), read in one pass over the
-// file, unless it is set; a cancelled ctx stops the pass with its error.
-// An infinite value is an error naming its place, as Open's.
+// Prepare sets r.scale to the factor its element type decides
+// (msi.TypeScale), else msi.AutoScale's for the type and the largest value
+// (NaN, missing, aside), read in one pass over the file, unless it is set;
+// a cancelled ctx stops the pass with its error. An infinite value is an
+// error naming its place, as Open's.
 func (r *reader) Prepare(ctx context.Context) error {
 	if r.scale != 0 {
+		return nil
+	}
+	if s, units, ok := msi.TypeScale(r.t.Name); ok {
+		r.scale, r.units = s, units
 		return nil
 	}
 	n, _ := r.h.Values()
@@ -423,6 +417,7 @@ func (r *reader) Prepare(ctx context.Context) error {
 		i += k
 	}
 	r.scale, r.units = msi.AutoScale(r.t.Float, largest)
+	r.auto = true
 	return nil
 }
 
