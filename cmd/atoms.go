@@ -77,7 +77,7 @@ scripts/fig5.sh at d = 16.`,
 			if err := o.Validate(); err != nil {
 				return flagError(err)
 			}
-			if err := refuseExisting(force, out, dict); err != nil {
+			if err := checkOutputFiles(force, out, dict); err != nil {
 				return err
 			}
 			files, err := gray.Files(args)

@@ -33,7 +33,7 @@ known) or by --band (1-based number).`,
 			if ref == "" || out == "" {
 				return fmt.Errorf("--ref and --out are required")
 			}
-			if err := refuseExisting(force, out); err != nil {
+			if err := checkOutputFiles(force, out); err != nil {
 				return err
 			}
 			clean, err := cf.open(ref)

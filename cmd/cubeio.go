@@ -72,6 +72,9 @@ func (c *cubeFlags) registerMemory(f *pflag.FlagSet) {
 // pathHelp says what the path of a cube may be.
 func pathHelp(what string) string { return what + ": " + formats.Paths() }
 
+// outPathHelp says what the path of an output cube may be.
+func outPathHelp(what string) string { return what + ": " + formats.WritePaths() }
+
 // readOptions returns the ReadOptions the flags give, for a format that
 // takes every option, with the memory budget.
 func (c *cubeFlags) readOptions() (msi.ReadOptions, error) {
@@ -182,6 +185,25 @@ func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
 		w.DType = array.Writable(w.DType)
 	}
 	return w
+}
+
+// checkOutput returns the error that writing the cube made from the cube
+// at input to out would meet (formats.CheckOutput), as far as it is known
+// before input is read: its size from its header (formats.Size), and the
+// element type --dtype gives unless it is the input's.
+func (c *cubeFlags) checkOutput(input, out string, force bool) error {
+	opts := msi.WriteOptions{Force: force, DType: c.dtype}
+	var h, w, b int
+	if c.dtype != "input" {
+		ro, err := c.readOptionsFor(input)
+		if err != nil {
+			return err
+		}
+		if h, w, b, err = formats.Size(input, ro); err != nil {
+			return err
+		}
+	}
+	return formats.CheckOutput(out, h, w, b, opts)
 }
 
 // writeCube writes c to out with opts and says on log which of c's

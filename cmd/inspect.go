@@ -56,7 +56,7 @@ band within 10 nm of it, else the middle band.`,
 			if !strings.EqualFold(filepath.Ext(out), ".png") {
 				return fmt.Errorf("--out %s: inspect writes a PNG; give a name ending in .png", out)
 			}
-			if err := refuseExisting(force, out); err != nil {
+			if err := checkOutputFiles(force, out); err != nil {
 				return err
 			}
 			noisy, err := cf.open(noisyPath)

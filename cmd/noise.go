@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"tdsc/internal/denoise"
+	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 )
@@ -103,9 +104,16 @@ input's units; its missing voxels (no data) stay missing.`,
 				return flagError(err)
 			}
 			log := newReporter(cmd)
+			if err := cf.checkOutput(input, out, force); err != nil {
+				return flagError(err)
+			}
 			clean, err := cf.open(input)
 			if err != nil {
 				return flagError(err)
+			}
+			wopts := cf.writeOptions(clean.Stored, force)
+			if err := formats.CheckOutput(out, clean.Height, clean.Width, clean.Bands, wopts); err != nil {
+				return err
 			}
 			if scale := clean.Stored.Scale; spec.Sigma > 0 && scale != 1 {
 				log.Logf("σ = %s", denoise.InUnits(spec.Sigma, scale))
@@ -142,7 +150,7 @@ input's units; its missing voxels (no data) stay missing.`,
 			drawn := applied.Lines()
 			noisy.Metadata = clean.Metadata // the scene's, unchanged
 			noisy.Processing = "tdsc " + version + " noise: " + strings.Join(append([]string{what}, drawn...), "; ")
-			info, err := writeCube(out, noisy, cf.writeOptions(clean.Stored, force), log)
+			info, err := writeCube(out, noisy, wopts, log)
 			if err != nil {
 				return err
 			}
@@ -159,7 +167,7 @@ input's units; its missing voxels (no data) stay missing.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&input, "input", "i", "", pathHelp("clean cube"))
-	f.StringVarP(&out, "out", "o", "", "noisy cube: an ENVI .hdr or float .npy/.mat (lossless), or a PNG stack folder")
+	f.StringVarP(&out, "out", "o", "", "noisy cube: an ENVI .hdr or float .npy/.mat (lossless), or a PNG stack folder (an existing folder, or a path without an extension)")
 	f.Float64Var(&spec.Sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale, the same in every band")
 	f.StringVar(&sigmaRange, "sigma-range", "", "LO:HI: each band's σ drawn uniformly from [LO, HI] instead")
 	f.Float64Var(&spec.StripeBands, "stripes", 0, "fraction of the bands with vertical stripes (0: none)")

@@ -38,7 +38,7 @@ slices side by side, contrast-normalised per atom).`,
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --save-dict are required")
 			}
-			if err := refuseExisting(force, out, atomsImage); err != nil {
+			if err := checkOutputFiles(force, out, atomsImage); err != nil {
 				return err
 			}
 			f := cmd.Flags()
@@ -63,7 +63,7 @@ slices side by side, contrast-normalised per atom).`,
 				return denoise.ResolveTrainSigma(noisy, sigma, v.Has(denoise.Beta), log)
 			})
 			if err != nil {
-				return flagError(err)
+				return flagError(fmt.Errorf("%s: %w", input, err))
 			}
 			env := denoise.Env{Threads: threads, Report: log, CreatedBy: "tdsc " + version}
 			// Missing voxels are filled, as denoise fills them, so that
@@ -111,12 +111,10 @@ slices side by side, contrast-normalised per atom).`,
 	return c
 }
 
-// refuseExisting returns an error naming the first of paths (files, not
-// cubes) that exists, unless force is set. Checking before the work starts
-// saves a long run that could not write its result.
-func refuseExisting(force bool, paths ...string) error {
-	if force {
-		return nil
-	}
-	return atomicfile.Refuse(paths...)
+// checkOutputFiles returns an error for the first of paths (files, not
+// cubes) that exists, unless force is set, or whose folder does not exist
+// or cannot be written (atomicfile.Check). Checking before the work
+// starts saves a long run that could not write its result.
+func checkOutputFiles(force bool, paths ...string) error {
+	return atomicfile.Check(force, paths...)
 }

@@ -266,6 +266,9 @@ func ResolveSigma(noisy *msi.Cube, sigma, known float64, r report.Reporter) (flo
 	case known != 0:
 		return known, CheckSigma(known)
 	}
+	if err := noise.CheckSize(noisy.Height, noisy.Width, noisy.Bands); err != nil {
+		return 0, fmt.Errorf("%w, or a given --sigma", err)
+	}
 	s := noise.EstimateMedian(noisy)
 	report.OrDiscard(r).Logf("estimated σ = %s (median over bands of the MAD of the finest diagonal wavelet band / 0.6745)", InUnits(s, noisy.Stored.Scale))
 	if CheckSigma(s) != nil {

@@ -194,7 +194,7 @@ func TestCheckStrideAndPatch(t *testing.T) {
 	if err := CheckPatchFits(5, 5, 5, 5, 5); err != nil {
 		t.Error(err)
 	}
-	if err := CheckPatchFits(128, 128, 31, 5, 40); err == nil || err.Error() != "image is 128×128×31 but the patch is 5×5×40" {
+	if err := CheckPatchFits(128, 128, 31, 5, 40); err == nil || err.Error() != "image is 128×128×31 but the patch is 5×5×40: it needs at least 5×5 pixels and 40 bands" {
 		t.Errorf("depth 40 on 31 bands: %v", err)
 	}
 	if err := CheckPatchFits(4, 128, 31, 5, 5); err == nil {

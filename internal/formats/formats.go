@@ -3,16 +3,19 @@
 // new format is its package under internal/formats and one line in All.
 //
 // Choosing: an existing folder is a PNG band stack; otherwise the first
-// format of All that recognizes the path's name reads or writes it, and a
-// path that none recognizes is written as a PNG band stack folder (and
-// cannot be read). So "x.hdr" is ENVI, "x.npy" NumPy, "x.mat:VAR" a
-// MAT-file variable and "denoised" a band-stack folder.
+// format of All that recognizes the path's name reads or writes it (a
+// format may read more names than it writes: msi.InputRecognizer), and an
+// output path that none recognizes is a PNG band stack folder when it has
+// no extension, and an error otherwise (CheckOutput). So "x.hdr" is ENVI,
+// "x.npy" NumPy, "x.mat:VAR" a MAT-file variable, "denoised" a
+// band-stack folder, and "x.tif" no format tdsc writes.
 package formats
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"tdsc/internal/atomicfile"
@@ -53,7 +56,7 @@ func ForRead(path string) (msi.Format, error) {
 	if statErr == nil && fi.IsDir() {
 		return folder, nil
 	}
-	if f := recognize(path); f != nil {
+	if f := recognizeInput(path); f != nil {
 		return f, nil
 	}
 	if statErr != nil {
@@ -66,7 +69,8 @@ func ForRead(path string) (msi.Format, error) {
 }
 
 // ForWrite returns the format that writing path writes: the format that
-// recognizes the name, else the band stack.
+// recognizes the name, else the band stack. (A name of no format with an
+// extension is not written: see CheckName.)
 func ForWrite(path string) msi.Format {
 	if f := recognize(path); f != nil {
 		return f
@@ -74,10 +78,59 @@ func ForWrite(path string) msi.Format {
 	return folder
 }
 
+// CheckName returns an error for an output path that no format writes:
+// one that no format recognizes, with an extension, and that is not an
+// existing folder. The error lists what tdsc writes (WritePaths).
+func CheckName(path string) error {
+	if recognize(path) != nil {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil
+	}
+	ext := filepath.Ext(filepath.Clean(path))
+	if ext == "" {
+		return nil
+	}
+	return fmt.Errorf("%s: tdsc writes no %s files: an output is %s", path, ext, WritePaths())
+}
+
+// CheckOutput returns the error that writing a height×width×bands cube at
+// path with opts would meet, found before the cube is made: a name of no
+// format (CheckName), an existing output without opts.Force, a folder
+// that does not exist or cannot be written (atomicfile.Check), a cube
+// larger than the format holds (msi.SizeLimiter). A size of 0×0×0 (not
+// known yet) skips the last. Commands call it before they read their
+// input, and again with the size once they know it.
+func CheckOutput(path string, height, width, bands int, opts msi.WriteOptions) error {
+	if err := CheckName(path); err != nil {
+		return err
+	}
+	f := ForWrite(path)
+	if err := atomicfile.Check(opts.Force, f.Outputs(path)...); err != nil {
+		return err
+	}
+	if l, ok := f.(msi.SizeLimiter); ok && height*width*bands > 0 {
+		return l.CheckSize(path, height, width, bands, opts)
+	}
+	return nil
+}
+
 // recognize returns the first format of All that recognizes path, or nil.
 func recognize(path string) msi.Format {
 	for _, f := range All {
 		if f.Recognize(path) {
+			return f
+		}
+	}
+	return nil
+}
+
+// recognizeInput returns the first format of All that recognizes path as
+// a cube to read (msi.InputRecognizer, else Recognize), or nil.
+func recognizeInput(path string) msi.Format {
+	for _, f := range All {
+		if r, ok := f.(msi.InputRecognizer); ok && r.RecognizeInput(path) || f.Recognize(path) {
 			return f
 		}
 	}
@@ -122,6 +175,9 @@ func checkRead(path string, opts msi.ReadOptions) (msi.Format, error) {
 // Write stores c at path in the format ForWrite chooses, atomically (see
 // msi.Format). An existing output is an error unless opts.Force is set.
 func Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	if err := CheckName(path); err != nil {
+		return msi.WriteInfo{}, err
+	}
 	return ForWrite(path).Write(path, c, opts)
 }
 
@@ -153,12 +209,36 @@ func OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
 // for writing a height×width×bands cube with metadata meta a window of
 // lines at a time. A format that cannot is an error saying which can.
 func CreateWindow(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
+	if err := CheckName(path); err != nil {
+		return nil, err
+	}
 	f := ForWrite(path)
 	w, ok := f.(msi.WindowCreator)
 	if !ok {
 		return nil, fmt.Errorf("%s: %s", path, windowsError(f, "written", windowWriters()))
 	}
 	return w.CreateWindow(path, height, width, bands, meta, opts)
+}
+
+// Size returns the height, width and bands of the cube at path, read with
+// opts, from its header alone, for a format that reads windows of lines
+// (ENVI, .npy); 0, 0, 0 for another, whose size is known once it is read.
+func Size(path string, opts msi.ReadOptions) (height, width, bands int, err error) {
+	f, err := checkRead(path, opts)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	w, ok := f.(msi.WindowOpener)
+	if !ok {
+		return 0, 0, 0, nil
+	}
+	r, err := w.OpenWindow(path, opts)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer r.Close()
+	height, width, bands = r.Size()
+	return height, width, bands, nil
 }
 
 // CanReadWindows returns nil when the cube at path is of a format that
@@ -234,12 +314,24 @@ func WindowLabels() []string { return windowReaders() }
 
 // Paths lists what the paths of every format look like, for help and
 // errors: "a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]".
-func Paths() string {
-	paths := make([]string, len(All))
+func Paths() string { return paths("") }
+
+// WritePaths lists what the paths of the outputs of every format look
+// like, for help and errors: "a band-stack folder (an existing folder, or
+// a path without an extension), an ENVI .hdr, a .npy or a .mat[:VAR]".
+func WritePaths() string { return paths(" (an existing folder, or a path without an extension)") }
+
+// paths lists the Path of every format, the band stack's followed by
+// folderNote.
+func paths(folderNote string) string {
+	p := make([]string, len(All))
 	for i, f := range All {
-		paths[i] = f.Info().Path
+		p[i] = f.Info().Path
+		if f == folder {
+			p[i] += folderNote
+		}
 	}
-	return joinLabels(paths, "or")
+	return joinLabels(p, "or")
 }
 
 // joinLabels lists labels for a message: "a", "a and b", "a, b and c".

@@ -211,18 +211,16 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 	if err := j.Validate(); err != nil {
 		return nil, err
 	}
-	if !j.Force {
-		for _, p := range []string{j.Out, j.SaveMask, j.SaveResidual} {
-			if p == "" {
-				continue
-			}
-			if err := formats.RefuseExisting(p); err != nil {
-				return nil, err
-			}
+	for _, p := range []string{j.Out, j.SaveMask, j.SaveResidual} {
+		if p == "" {
+			continue
 		}
-		if err := atomicfile.Refuse(j.SaveDictionary); err != nil {
+		if err := formats.CheckOutput(p, 0, 0, 0, msi.WriteOptions{Force: j.Force}); err != nil {
 			return nil, err
 		}
+	}
+	if err := atomicfile.Check(j.Force, j.SaveDictionary); err != nil {
+		return nil, err
 	}
 	budget := j.Strips.Budget
 	if budget == 0 {
@@ -261,6 +259,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 			return err
 		}
 	}
+	if err := j.checkOutputSizes(noisy); err != nil {
+		return err
+	}
 	var masked []Masked
 	if j.Mask != "" {
 		if masked, err = ApplyMask(noisy, j.Mask, j.MaskRead); err != nil {
@@ -269,6 +270,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	}
 	missing, err := j.checkMissing(noisy, log)
 	if err != nil {
+		return err
+	}
+	if err := j.checkShape(noisy.Height, noisy.Width, noisy.Bands, missing > 0); err != nil {
 		return err
 	}
 	var det *sparsenoise.Report
@@ -295,9 +299,10 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		// The detector's σ when it ran, which leaves out what is not
 		// Gaussian noise; else the estimate a missing σ would have.
 		var estimate float64
-		if det != nil {
+		switch {
+		case det != nil:
 			estimate = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
-		} else {
+		case noise.CheckSize(noisy.Height, noisy.Width, noisy.Bands) == nil:
 			estimate = noise.EstimateMedian(noisy)
 		}
 		j.sayGivenSigma(estimate, noisy.Stored.Scale, log)
@@ -346,6 +351,46 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		out.Noisy, out.Result = noisy, result
 	}
 	return j.writeWhole(set, noisy, result, det, res, how, log)
+}
+
+// checkShape returns an error for a cube of height×width×bands too small
+// for the job, before any work, saying the size needed: measuring the
+// noise (an estimated σ, the sparse-noise search, the σ of a cube with
+// missing voxels) needs noise.MinSide×MinSide pixels; the method needs
+// its own (Method.Check), checked here when σ is known and otherwise
+// once it is estimated.
+func (j *Job) checkShape(height, width, bands int, missing bool) error {
+	sigma := j.Sigma
+	if sigma == 0 {
+		sigma = j.Known
+	}
+	if err := noise.CheckSize(height, width, bands); err != nil && (sigma == 0 || j.Noise.Sparse != Off || missing) {
+		return fmt.Errorf("%s: %w (or, with --sigma and --sparse-noise off, a size the method takes)", j.Input, err)
+	}
+	if sigma != 0 {
+		if err := j.Method.Check(sigma, height, width, bands); err != nil {
+			return fmt.Errorf("%s: %w", j.Input, err)
+		}
+	}
+	return nil
+}
+
+// checkOutputSizes returns an error for an output that cannot hold a cube
+// of noisy's size (formats.CheckOutput), before the work.
+func (j *Job) checkOutputSizes(noisy *msi.Cube) error {
+	opts := j.writeOptions(noisy.Stored)
+	for _, p := range []string{j.Out, j.SaveResidual} {
+		if p == "" {
+			continue
+		}
+		if err := formats.CheckOutput(p, noisy.Height, noisy.Width, noisy.Bands, opts); err != nil {
+			return err
+		}
+	}
+	if j.SaveMask != "" {
+		return formats.CheckOutput(j.SaveMask, noisy.Height, noisy.Width, noisy.Bands, msi.WriteOptions{Force: j.Force})
+	}
+	return nil
 }
 
 // bandSigmas returns the bands' σ to whiten noisy by: the estimator's the

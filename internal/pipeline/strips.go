@@ -232,7 +232,10 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 // its units.
 func (j *Job) stripSigma(in tile.Reader, stored msi.Storage, log report.Reporter) (float64, error) {
 	height, width, bands := in.Size()
-	if j.Sigma != 0 {
+	if err := j.checkShape(height, width, bands, false); err != nil {
+		return 0, err
+	}
+	if j.Sigma != 0 && noise.CheckSize(height, width, bands) == nil {
 		n := min(height, sigmaWindowLines, max(2, checkWindowVoxels/(width*bands)))
 		window, err := in.ReadLines((height-n)/2, n)
 		if err != nil {
