@@ -169,7 +169,7 @@ of --mask) are left out of the noise estimates, filled with the mirror image of 
 data beside them before denoising and written back exactly as they were.
 
 ` + wrap(`A cube in a format read in strips (`+strings.Join(formats.WindowLabels(), ", ")+`) whose run would not fit in --max-memory (or any, with --tile) is
-read, denoised and written in strips of lines with a halo; for `+which(func(s denoise.Spec) bool { return s.ExactStrips })+` the
+read, denoised and written in strips of lines with a halo; for `+which(denoise.Spec.ExactStrips)+` the
 result is the whole cube's, bit for bit. Strips treat Gaussian noise with one σ only: the
 search for sparse noise, per-band σ, --save-mask and --save-residual need the whole cube.`)
 }

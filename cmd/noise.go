@@ -18,19 +18,25 @@ func newNoiseCmd() *cobra.Command {
 		input, out                       string
 		spec                             noise.Spec
 		sigmaRange, stripeCols, deadFrac string
-		caseName                         string
+		caseName, noiseParams            string
 		force                            bool
 		cf                               cubeFlags
 	)
 	c := &cobra.Command{
-		Use:   "noise --input CLEAN (--sigma S | --sigma-range LO:HI | --case 1…5) --seed N --out NOISY",
-		Short: "Add seeded noise to a cube: i.i.d. Gaussian (the Table 2 protocol), band-dependent, stripes, impulses, dead columns, QRNN3D's cases",
+		Use:   "noise --input CLEAN (--sigma S | --sigma-range LO:HI | --noise-params A,B | --case 1…5) --seed N --out NOISY",
+		Short: "Add seeded noise to a cube: i.i.d. Gaussian (the Table 2 protocol), band-dependent, Poisson-Gaussian, stripes, impulses, dead columns, QRNN3D's cases",
 		Long: `noise adds Gaussian noise on the [0, 255] scale, unclipped, from a seeded generator:
 the same flags and seed give bit-identical output.
 
   --sigma S            i.i.d. N(0, S²) in every band (the paper's Table 2 protocol)
   --sigma-range LO:HI  band-dependent: each band's σ drawn uniformly from [LO, HI]
                        (the drawn σs are said on stderr)
+  --noise-params A,B   signal-dependent (Poisson-Gaussian), a photon-counting sensor's:
+                       y = A·Poisson(x/A) + N(0, B), variance A·x + B (A = 0: Gaussian of
+                       variance B); one pair for every band, or a text file of one pair
+                       "A B" per band. The σ of i.i.d. Gaussian noise of the same mean
+                       power is said on stderr; --gaussian-twin adds that noise instead,
+                       with the same seed (the i.i.d. twin to compare a denoiser on)
   --stripes F          on a fraction F of the bands (chosen at random), full-height
                        vertical stripes: --stripe-columns LO:HI (default 0.1:0.2) of
                        the columns, each offset by a value uniform in
@@ -49,7 +55,9 @@ the same flags and seed give bit-identical output.
                        5 mixture (1 plus stripes, dead columns and impulses on three
                        disjoint thirds of the bands). Same distributions as QRNN3D's
                        generators, not the same numbers (another random generator).
-                       Excludes the flags above.
+                       Excludes the sparse flags above; with --sigma, --sigma-range or
+                       --noise-params, the case's sparse part is drawn over that noise
+                       instead of its own σ per band.
 
 Every part comes from a stream of its own, so turning one on leaves the Gaussian
 part and the others unchanged (the five cases of one seed share their Gaussian
@@ -59,7 +67,10 @@ clip the values to [0, 255] (a warning says how many). The noisy cube is in the
 input's units; its missing voxels (no data) stay missing.`,
 		Example: "  tdsc noise --input balloons_ms --sigma 30 --seed 1 --out noisy30.hdr\n" +
 			"  tdsc noise --input balloons_ms --sigma-range 10:70 --stripes 0.2 --seed 1 --out mixed.hdr\n" +
-			"  tdsc noise --input balloons_ms --case mixture --seed 1 --out c5.hdr",
+			"  tdsc noise --input balloons_ms --case mixture --seed 1 --out c5.hdr\n" +
+			"  tdsc noise --input balloons_ms --noise-params 2,16 --seed 1 --out pg.hdr\n" +
+			"  tdsc noise --input balloons_ms --noise-params 2,16 --gaussian-twin --seed 1 --out twin.hdr\n" +
+			"  tdsc noise --input balloons_ms --noise-params 2,16 --case stripe --seed 1 --out pg-stripes.hdr",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
@@ -74,21 +85,35 @@ input's units; its missing voxels (no data) stay missing.`,
 				if qrnnCase, err = noise.ParseCase("case", caseName); err != nil {
 					return flagError(err)
 				}
-				for _, name := range []string{"sigma", "sigma-range", "stripes", "stripe-columns", "stripe-amplitude",
+				for _, name := range []string{"stripes", "stripe-columns", "stripe-amplitude",
 					"impulse", "impulse-density", "dead-columns", "dead-lines", "dead-fraction"} {
 					if cmd.Flags().Changed(name) {
-						return fmt.Errorf("--case and --%s exclude each other: a case sets every part of the noise", name)
+						return fmt.Errorf("--case and --%s exclude each other: a case sets the sparse part of the noise", name)
 					}
 				}
-			} else if sigmaRange != "" {
+			}
+			// The base noise: a case's own unless one is given.
+			baseGiven := cmd.Flags().Changed("sigma") || sigmaRange != "" || noiseParams != ""
+			switch {
+			case noiseParams != "":
+				if spec.PoissonGaussian, err = noise.ReadLevels("noise-params", noiseParams); err != nil {
+					return flagError(err)
+				}
+				if cmd.Flags().Changed("sigma") || sigmaRange != "" {
+					return fmt.Errorf("--noise-params and --sigma or --sigma-range exclude each other: the Poisson-Gaussian noise has its own variance, A·x + B")
+				}
+			case sigmaRange != "":
 				if spec.SigmaRange, err = noise.ParseRange("sigma-range", sigmaRange); err != nil {
 					return flagError(err)
 				}
 				if cmd.Flags().Changed("sigma") {
 					return fmt.Errorf("--sigma and --sigma-range exclude each other")
 				}
-			} else if !(spec.Sigma > 0) {
-				return fmt.Errorf("--sigma must be a positive number, got %v (or give --sigma-range or --case)", spec.Sigma)
+			case caseName == "" && !(spec.Sigma > 0), caseName != "" && baseGiven && !(spec.Sigma > 0):
+				return fmt.Errorf("--sigma must be a positive number, got %v (or give --sigma-range, --noise-params or --case)", spec.Sigma)
+			}
+			if spec.GaussianTwin && noiseParams == "" {
+				return fmt.Errorf("--gaussian-twin needs --noise-params: it adds i.i.d. Gaussian noise of their mean power")
 			}
 			if stripeCols != "" {
 				if spec.StripeColumns, err = noise.ParseRange("stripe-columns", stripeCols); err != nil {
@@ -124,9 +149,12 @@ input's units; its missing voxels (no data) stay missing.`,
 				applied *noise.Applied
 			}
 			sim, err := interruptible(cmd.Context(), func() (s simulated, err error) {
-				if caseName != "" {
+				switch {
+				case caseName != "" && baseGiven:
+					s.noisy, s.applied, err = noise.SimulateCaseOver(nil, clean, qrnnCase, spec)
+				case caseName != "":
 					s.noisy, s.applied, err = noise.SimulateCase(nil, clean, qrnnCase, spec.Seed)
-				} else {
+				default:
 					s.noisy, s.applied, err = noise.Simulate(nil, clean, spec)
 				}
 				return s, err
@@ -144,7 +172,10 @@ input's units; its missing voxels (no data) stay missing.`,
 				}
 			}
 			what := spec.Resolve().String()
-			if caseName != "" {
+			switch {
+			case caseName != "" && baseGiven && qrnnCase != noise.CaseNonIID:
+				what += fmt.Sprintf("; the sparse part of QRNN3D complex noise case %d (%s): %s", int(qrnnCase), qrnnCase.Name(), qrnnCase.Sparse())
+			case caseName != "" && !baseGiven:
 				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)
 			}
 			drawn := applied.Lines()
@@ -178,6 +209,8 @@ input's units; its missing voxels (no data) stay missing.`,
 	f.Float64Var(&spec.DeadColumnBands, "dead-columns", 0, "fraction of the bands with dead columns, set to 0 (0: none)")
 	f.Float64Var(&spec.DeadLineBands, "dead-lines", 0, "fraction of the bands with dead lines, set to 0 (0: none)")
 	f.StringVar(&deadFrac, "dead-fraction", "", "LO:HI: fraction of such a band's columns (lines) that are dead (default 0.05:0.15)")
+	f.StringVar(&noiseParams, "noise-params", "", "A,B: Poisson-Gaussian noise A·Poisson(x/A) + N(0, B) in every band (gain A, read-noise variance B on the [0, 255] scale), or a file of one pair \"A B\" per band")
+	f.BoolVar(&spec.GaussianTwin, "gaussian-twin", false, "with --noise-params: add i.i.d. Gaussian noise of their mean power instead (the same seed, sparse parts and description)")
 	f.StringVar(&caseName, "case", "", "QRNN3D complex noise case: 1 noniid, 2 stripe, 3 deadline, 4 impulse, 5 mixture (by number or name)")
 	fixedValues(c, "case", noise.CaseNames())
 	f.Uint64Var(&spec.Seed, "seed", 1, "seed of the noise generator")

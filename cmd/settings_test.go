@@ -66,12 +66,12 @@ func TestSettingUsage(t *testing.T) {
 		ds   []declared
 		want string
 	}{
-		{[]declared{{"", patch.WithDefault(5)}}, "patch side p in pixels (default 5)"},
-		{[]declared{{"a", patch.WithDefault(5)}}, "a: patch side p in pixels (default 5)"},
-		{[]declared{{"a", patch.WithDefault(5)}, {"b", patch.WithDefault(5)}, {"c", patch.WithDefault(8)}},
+		{[]declared{{"", withDefault(patch, "5")}}, "patch side p in pixels (default 5)"},
+		{[]declared{{"a", withDefault(patch, "5")}}, "a: patch side p in pixels (default 5)"},
+		{[]declared{{"a", withDefault(patch, "5")}, {"b", withDefault(patch, "5")}, {"c", withDefault(patch, "8")}},
 			"patch side p in pixels (default a, b: 5; c: 8)"},
-		{[]declared{{"a", patch.WithDefault(5)}, {"b", patch.WithDefault(5)}}, "patch side p in pixels (default a, b: 5)"},
-		{[]declared{{"a", withHelp(rank, "subspace").WithDefault(6)}, {"b", withHelp(rank, "CP rank")}},
+		{[]declared{{"a", withDefault(patch, "5")}, {"b", withDefault(patch, "5")}}, "patch side p in pixels (default a, b: 5)"},
+		{[]declared{{"a", withDefault(withHelp(rank, "subspace"), "6")}, {"b", withHelp(rank, "CP rank")}},
 			"a: subspace; 0: auto (default 6); b: CP rank; 0: auto"},
 		{[]declared{{"a", denoise.Dict}}, "a: " + denoise.Dict.Help},
 	} {
@@ -87,6 +87,11 @@ func TestSettingUsage(t *testing.T) {
 
 func withHelp(s denoise.Setting, help string) denoise.Setting {
 	s.Help = help
+	return s
+}
+
+func withDefault(s denoise.Setting, def string) denoise.Setting {
+	s.Default = def
 	return s
 }
 

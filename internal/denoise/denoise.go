@@ -1,8 +1,10 @@
 // Package denoise is the seam between tdsc's command line and its denoising
 // methods. A method lives in one package under internal/methods and
 // declares itself there with a Spec: its name, summary, settings
-// (Setting: name, type, default, rule, help), memory per voxel and
-// capabilities. The registry (package methods) lists the Specs; the
+// (Setting: name, type, default, rule, help; each declared once, with the
+// field of the method's options that holds it, as a Field), memory per
+// voxel and capabilities (the dictionary settings; strips, by
+// implementing Tiler). The registry (package methods) lists the Specs; the
 // command line builds its flags, help, shell completion and errors from
 // them, and turns flags into a Method with Spec.Parse and Spec.Build.
 //
@@ -99,9 +101,6 @@ type Spec struct {
 	// SavesDictionary: a run returns the dictionary it learned in
 	// Result.Dictionary, for the setting SaveDict.
 	SavesDictionary bool
-	// ExactStrips: the method's values are Tilers, whose strip-by-strip
-	// result is their whole-cube result bit for bit.
-	ExactStrips bool
 	// Train, if not nil, learns the method's dictionary on its own (tdsc
 	// train).
 	Train *Trainer
@@ -136,6 +135,18 @@ type Trainer struct {
 	// when it is unknown and β is given: σ then sets only the defaults
 	// that follow it), reporting its progress through env.Report.
 	Train func(ctx context.Context, c *msi.Cube, v Values, sigma float64, env Env) (*dictfile.Model, error)
+}
+
+// ExactStrips reports whether the method's strip-by-strip result is its
+// whole-cube result bit for bit: whether it is a Tiler, as built with its
+// defaults.
+func (s Spec) ExactStrips() bool {
+	m, err := s.New(Config{})
+	if err != nil {
+		panic(fmt.Sprintf("denoise: method %s cannot be built with its defaults: %v", s.Name, err))
+	}
+	_, ok := m.(Tiler)
+	return ok
 }
 
 // Flags returns the settings the method reads: its Settings, and Dict and

@@ -30,7 +30,7 @@ func (r *recorder) Check(float64, int, int, int) error { return nil }
 func testSpec(got **recorder) Spec {
 	return Spec{
 		Name:     "test",
-		Settings: []Setting{Beta.WithDefault("3σ"), Patch.WithDefault(5)},
+		Settings: []Setting{Beta, Patch},
 		New: func(c Config) (Method, error) {
 			if c.Values.Int(Patch) == 13 {
 				return nil, option.Errorf("patch", 13, "patch 13: the dictionary is for 5×5-pixel patches")

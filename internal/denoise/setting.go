@@ -39,8 +39,8 @@ type Special struct {
 // Setting declares one setting of a method: a flag of tdsc denoise, spelled
 // --Name. A setting that is not given takes the method's default: its value
 // is the zero value, as in gonum's settings structs, and the method's
-// Resolve turns it into the default. A zero typed on the command line is
-// therefore an error unless Special gives 0 a meaning.
+// declaration of it (Field) turns it into the default. A zero typed on the
+// command line is therefore an error unless Special gives 0 a meaning.
 //
 // The fields other than Name, Kind, Help and Default are the setting's
 // rule: Parse applies it to a value given on the command line, and a
@@ -54,7 +54,8 @@ type Setting struct {
 	// Help says what the setting is, for help texts, without its default.
 	Help string
 	// Default is the value a run takes when the setting is not given, as a
-	// help text shows it: a number, or a rule such as "3σ".
+	// help text shows it: a number, or a rule such as "3σ". A method's
+	// Field sets it with the default it takes.
 	Default string
 
 	// Min is the least value of an Int, Uint or IntList setting (of each
@@ -69,12 +70,6 @@ type Setting struct {
 	// Lengths are the numbers of entries an IntList takes (e.g. 3, or 1
 	// and 3 where one stands for all three).
 	Lengths []int
-}
-
-// WithDefault returns s with Default set to v as help texts show it.
-func (s Setting) WithDefault(v any) Setting {
-	s.Default = fmt.Sprint(v)
-	return s
 }
 
 // WithMin returns s with the least value min.

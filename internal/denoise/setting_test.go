@@ -146,9 +146,6 @@ func TestSyntaxAndSpecials(t *testing.T) {
 	if got := testWiener.Specials(); got != "-1: none" {
 		t.Errorf("wiener's specials %q", got)
 	}
-	if got := Patch.WithDefault(5).Default; got != "5" {
-		t.Errorf("default %q", got)
-	}
 }
 
 // TestValues checks the accessors: absent settings are zero, a list is a

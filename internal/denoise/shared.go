@@ -8,8 +8,8 @@ import (
 
 // The settings that several methods read under the same name: the patch
 // and dictionary settings of the patch-based methods. Each method declares
-// its use of one with its own default (WithDefault), and may narrow its
-// rule (WithMin); the name, kind, help and wording are these.
+// its use of one with its own default (a Field), and may narrow its rule
+// (WithMin); the name, kind, help and wording are these.
 var (
 	Beta       = Setting{Name: "beta", Kind: Float, Positive: true, Help: "ℓ1 weight β of the sparse codes"}
 	Patch      = Setting{Name: "patch", Kind: Int, Min: 1, Help: "patch side p in pixels"}

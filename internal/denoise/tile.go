@@ -6,9 +6,9 @@ import (
 	"tdsc/internal/tile"
 )
 
-// Tiler is implemented by the methods of a Spec with ExactStrips: their
-// strip-by-strip result (package tile) is bit-identical to their result on
-// the whole cube. PrepareTiles learns from the whole cube, read strip by
+// Tiler is implemented by the methods whose strip-by-strip result
+// (package tile) is bit-identical to their result on the whole cube
+// (Spec.ExactStrips). PrepareTiles learns from the whole cube, read strip by
 // strip, what Denoise would learn from it, and returns that in its Result
 // with the method that denoises every strip of TileGeometry with it, so
 // that the strip's core comes out exactly as in the whole cube's run. The

@@ -106,17 +106,30 @@ func (c Case) Name() string {
 
 // String describes the case in one line, for a cube's Description.
 func (c Case) String() string {
-	desc := [...]string{
-		CaseNonIID:   "",
-		CaseStripe:   "; stripes on 10 bands",
-		CaseDeadline: "; dead columns on 10 bands",
-		CaseImpulse:  "; salt and pepper on 10 bands",
-		CaseMixture:  "; stripes, dead columns and salt and pepper on three disjoint thirds of the bands",
-	}
 	if c < CaseNonIID || c > CaseMixture {
 		return c.Name()
 	}
-	return fmt.Sprintf("QRNN3D complex noise case %d (%s): σ per band from 10, 30, 50, 70%s", int(c), c.Name(), desc[c])
+	s := fmt.Sprintf("QRNN3D complex noise case %d (%s): σ per band from 10, 30, 50, 70", int(c), c.Name())
+	if c != CaseNonIID {
+		s += "; " + c.Sparse()
+	}
+	return s
+}
+
+// Sparse describes the sparse part of the case in a few words ("" for
+// CaseNonIID), for example "stripes on 10 bands".
+func (c Case) Sparse() string {
+	switch c {
+	case CaseStripe:
+		return "stripes on 10 bands"
+	case CaseDeadline:
+		return "dead columns on 10 bands"
+	case CaseImpulse:
+		return "salt and pepper on 10 bands"
+	case CaseMixture:
+		return "stripes, dead columns and salt and pepper on three disjoint thirds of the bands"
+	}
+	return ""
 }
 
 // SimulateCase sets dst to src plus the noise of case c (see Case) drawn
@@ -126,19 +139,49 @@ func (c Case) String() string {
 // mixture of fewer than 3 bands, with dst untouched, and panics if dst and
 // src differ in size.
 func SimulateCase(dst, src *msi.Cube, c Case, seed uint64) (*msi.Cube, *Applied, error) {
+	return simulateCase(dst, src, c, nil, seed)
+}
+
+// SimulateCaseOver is SimulateCase with the case's non-i.i.d. Gaussian
+// noise replaced by the noise base describes (Gaussian of one σ or of a σ
+// range, or Poisson-Gaussian; base.Seed is the seed of every part): the
+// case's sparse part, drawn as SimulateCase draws it from the same seed,
+// over another noise. base must describe no sparse part (an
+// *option.Error for "case" says so) and be valid (Spec.Validate).
+func SimulateCaseOver(dst, src *msi.Cube, c Case, base Spec) (*msi.Cube, *Applied, error) {
+	if base.StripeBands != 0 || base.ImpulseBands != 0 || base.DeadColumnBands != 0 || base.DeadLineBands != 0 {
+		return nil, nil, option.Errorf("case", c.Name(), "a case sets the sparse part of the noise: no stripes, impulses or dead lines besides it")
+	}
+	if err := base.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return simulateCase(dst, src, c, &base, base.Seed)
+}
+
+// simulateCase is SimulateCase over the case's own Gaussian noise (base
+// nil) or base's.
+func simulateCase(dst, src *msi.Cube, c Case, base *Spec, seed uint64) (*msi.Cube, *Applied, error) {
 	if c < CaseNonIID || c > CaseMixture {
 		return nil, nil, option.Errorf("case", int(c), "unknown case %d: want 1–5", int(c))
 	}
 	if c == CaseMixture && src.Bands < 3 {
 		return nil, nil, option.Errorf("case", c.Name(), "the mixture case needs at least 3 bands (one third each for stripes, dead columns and impulses), the cube has %d", src.Bands)
 	}
-	sigmaRNG := rand.New(rand.NewPCG(seed, sigmaStream))
-	sigmas := make([]float64, src.Bands)
-	for b := range sigmas {
-		sigmas[b] = caseSigmas[sigmaRNG.IntN(len(caseSigmas))]
+	var applied *Applied
+	if base == nil {
+		sigmaRNG := rand.New(rand.NewPCG(seed, sigmaStream))
+		sigmas := make([]float64, src.Bands)
+		for b := range sigmas {
+			sigmas[b] = caseSigmas[sigmaRNG.IntN(len(caseSigmas))]
+		}
+		dst = addBandGaussian(dst, src, sigmas, seed)
+		applied = &Applied{Sigmas: sigmas}
+	} else {
+		var err error
+		if dst, applied, err = addBase(dst, src, *base); err != nil {
+			return nil, nil, err
+		}
 	}
-	dst = addBandGaussian(dst, src, sigmas, seed)
-	applied := &Applied{Sigmas: sigmas}
 
 	stripeRNG := rand.New(rand.NewPCG(seed, stripeStream))
 	deadRNG := rand.New(rand.NewPCG(seed, deadColStream))
@@ -193,14 +236,7 @@ func SimulateCase(dst, src *msi.Cube, c Case, seed uint64) (*msi.Cube, *Applied,
 // band b, drawn from Add's stream one value per voxel in Data order, and
 // returns dst. Add is the case of one σ for every band.
 func addBandGaussian(dst, src *msi.Cube, sigmas []float64, seed uint64) *msi.Cube {
-	if dst == nil {
-		dst = msi.NewCube(src.Height, src.Width, src.Bands)
-		if src.Wavelengths != nil {
-			dst.Wavelengths = append([]float64(nil), src.Wavelengths...)
-		}
-	} else if !dst.SameSize(src) {
-		panic(fmt.Sprintf("noise: destination is %s, source is %s", dst.Size(), src.Size()))
-	}
+	dst = newLike(dst, src)
 	rng := rand.New(rand.NewPCG(seed, pcgStream))
 	n := src.Height * src.Width
 	for b, sigma := range sigmas {
@@ -210,6 +246,20 @@ func addBandGaussian(dst, src *msi.Cube, sigmas []float64, seed uint64) *msi.Cub
 			// some architectures would otherwise do, changing the last bit.
 			out[i] = v + float64(sigma*rng.NormFloat64())
 		}
+	}
+	return dst
+}
+
+// newLike returns dst, or when it is nil a new cube of src's size with
+// src's wavelengths. It panics if dst and src differ in size.
+func newLike(dst, src *msi.Cube) *msi.Cube {
+	if dst == nil {
+		dst = msi.NewCube(src.Height, src.Width, src.Bands)
+		if src.Wavelengths != nil {
+			dst.Wavelengths = append([]float64(nil), src.Wavelengths...)
+		}
+	} else if !dst.SameSize(src) {
+		panic(fmt.Sprintf("noise: destination is %s, source is %s", dst.Size(), src.Size()))
 	}
 	return dst
 }

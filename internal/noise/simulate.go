@@ -110,6 +110,17 @@ type Spec struct {
 	// independently and uniformly from [Lo, Hi] (flag "sigma-range", for
 	// example 10:70). Sigma must then be 0.
 	SigmaRange Range
+	// PoissonGaussian, when set, makes the noise signal-dependent (flag
+	// "noise-params"): y = A·Poisson(x/A) + N(0, B) in every band with
+	// its Level (see Level), one Level for every band or one per band.
+	// Sigma and SigmaRange must then be 0.
+	PoissonGaussian []Level
+	// GaussianTwin (flag "gaussian-twin") replaces the noise of
+	// PoissonGaussian by i.i.d. Gaussian noise of the same mean power
+	// (EqualPowerSigma of the clean cube) from the same stream as Add's:
+	// the cube against which a denoiser's handling of signal-dependent
+	// noise is measured. It needs PoissonGaussian.
+	GaussianTwin bool
 
 	// StripeBands is the fraction of the bands that get stripes, 0 to 1
 	// (flag "stripes"; 0, the default: none). The number of striped bands
@@ -194,6 +205,18 @@ func (s Spec) Validate() error {
 			return option.Errorf("sigma-range", s.SigmaRange.String(), "a σ range %s and a single σ %g cannot both be given", s.SigmaRange, s.Sigma)
 		}
 	}
+	if s.PoissonGaussian != nil {
+		for _, l := range s.PoissonGaussian {
+			if err := l.check("noise-params"); err != nil {
+				return err
+			}
+		}
+		if s.Sigma != 0 || !s.SigmaRange.IsZero() {
+			return option.Errorf("noise-params", Levels(s.PoissonGaussian), "Poisson-Gaussian noise parameters and a σ cannot both be given")
+		}
+	} else if s.GaussianTwin {
+		return option.Errorf("gaussian-twin", true, "the Gaussian twin needs the Poisson-Gaussian noise parameters it has the power of")
+	}
 	if !(s.StripeBands >= 0 && s.StripeBands <= 1) {
 		return option.Errorf("stripes", s.StripeBands, "the fraction of striped bands must be in [0, 1], got %g", s.StripeBands)
 	}
@@ -225,11 +248,7 @@ func (s Spec) Validate() error {
 func (s Spec) String() string {
 	s = s.Resolve()
 	var b strings.Builder
-	if s.SigmaRange.IsZero() {
-		fmt.Fprintf(&b, "Gaussian noise σ = %g", s.Sigma)
-	} else {
-		fmt.Fprintf(&b, "Gaussian noise σ uniform in %s per band", s.SigmaRange)
-	}
+	b.WriteString(s.baseString())
 	fmt.Fprintf(&b, ", seed %d", s.Seed)
 	if s.StripeBands > 0 {
 		fmt.Fprintf(&b, "; stripes on %g of the bands (%s of the columns, amplitude %g)", s.StripeBands, s.StripeColumns, s.StripeAmplitude)
@@ -246,11 +265,32 @@ func (s Spec) String() string {
 	return b.String()
 }
 
+// baseString describes the Gaussian or Poisson-Gaussian part of s.
+func (s Spec) baseString() string {
+	switch {
+	case s.PoissonGaussian != nil && s.GaussianTwin:
+		return "i.i.d. Gaussian noise of the mean power of Poisson-Gaussian noise with " + Levels(s.PoissonGaussian).String()
+	case s.PoissonGaussian != nil:
+		return "Poisson-Gaussian noise a·Poisson(x/a) + N(0, b) with " + Levels(s.PoissonGaussian).String()
+	case s.SigmaRange.IsZero():
+		return fmt.Sprintf("Gaussian noise σ = %g", s.Sigma)
+	}
+	return fmt.Sprintf("Gaussian noise σ uniform in %s per band", s.SigmaRange)
+}
+
 // Applied is what Simulate drew: the ground truth of the noise, for
 // measuring estimators and denoisers.
 type Applied struct {
-	// Sigmas is the standard deviation of the Gaussian noise of every band.
+	// Sigmas is the standard deviation of the Gaussian noise of every
+	// band (of Poisson-Gaussian noise, its Gaussian part's, √B).
 	Sigmas []float64
+	// Levels is the Poisson-Gaussian noise level of every band; nil when
+	// the noise is Gaussian.
+	Levels []Level
+	// EqualPower is the σ of i.i.d. Gaussian noise of the mean power of
+	// Poisson-Gaussian noise (EqualPowerSigma), set when the Spec had
+	// PoissonGaussian (the σ of the twin's noise with GaussianTwin).
+	EqualPower float64
 	// StripeBands, ImpulseBands, DeadColumnBands and DeadLineBands list
 	// the bands (0-based) that got each part, ascending (in the order
 	// drawn for a Case); nil when that part is off.
@@ -283,8 +323,10 @@ func Simulate(dst, src *msi.Cube, spec Spec) (*msi.Cube, *Applied, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, nil, err
 	}
-	applied := &Applied{Sigmas: bandSigmas(spec, src.Bands)}
-	dst = addBandGaussian(dst, src, applied.Sigmas, spec.Seed)
+	dst, applied, err := addBase(dst, src, spec)
+	if err != nil {
+		return nil, nil, err
+	}
 	n := src.Height * src.Width
 
 	if spec.StripeBands > 0 {
@@ -327,6 +369,33 @@ func Simulate(dst, src *msi.Cube, spec Spec) (*msi.Cube, *Applied, error) {
 		applied.DeadLines = killLines(rng, dst, applied.DeadLineBands, spec.DeadFraction)
 	}
 	return dst, applied, nil
+}
+
+// addBase sets dst to src plus the Gaussian or Poisson-Gaussian noise of
+// spec (valid and resolved) and returns dst and what was drawn. Bad
+// Poisson-Gaussian levels for the cube (neither one nor one per band) are
+// an *option.Error, with dst untouched.
+func addBase(dst, src *msi.Cube, spec Spec) (*msi.Cube, *Applied, error) {
+	if spec.PoissonGaussian == nil {
+		applied := &Applied{Sigmas: bandSigmas(spec, src.Bands)}
+		return addBandGaussian(dst, src, applied.Sigmas, spec.Seed), applied, nil
+	}
+	levels, err := ExpandLevels("noise-params", spec.PoissonGaussian, src.Bands)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Before dst is written: dst may be src.
+	applied := &Applied{EqualPower: EqualPowerSigma(src, levels)}
+	if spec.GaussianTwin {
+		applied.Sigmas = slices.Repeat([]float64{applied.EqualPower}, src.Bands)
+		return addBandGaussian(dst, src, applied.Sigmas, spec.Seed), applied, nil
+	}
+	applied.Levels = levels
+	applied.Sigmas = make([]float64, src.Bands)
+	for b, l := range levels {
+		applied.Sigmas[b] = math.Sqrt(l.B)
+	}
+	return addPoissonGaussian(dst, src, levels, spec.Seed), applied, nil
 }
 
 // bandSigmas returns the Gaussian σ of every band: spec.Sigma, or uniform
@@ -413,7 +482,12 @@ func killLines(rng *rand.Rand, c *msi.Cube, bands []int, fraction Range) []int {
 // description.
 func (a *Applied) Lines() []string {
 	var lines []string
-	if len(a.Sigmas) > 0 && slices.ContainsFunc(a.Sigmas, func(s float64) bool { return s != a.Sigmas[0] }) {
+	if a.EqualPower > 0 {
+		lines = append(lines, fmt.Sprintf("mean noise power a·x + b over the clean cube: that of i.i.d. Gaussian noise of σ = %.6g", a.EqualPower))
+	}
+	if len(a.Levels) > 0 && slices.ContainsFunc(a.Levels, func(l Level) bool { return l != a.Levels[0] }) {
+		lines = append(lines, Levels(a.Levels).String())
+	} else if len(a.Levels) == 0 && len(a.Sigmas) > 0 && slices.ContainsFunc(a.Sigmas, func(s float64) bool { return s != a.Sigmas[0] }) {
 		parts := make([]string, len(a.Sigmas))
 		for i, s := range a.Sigmas {
 			parts[i] = strconv.FormatFloat(s, 'f', 2, 64)

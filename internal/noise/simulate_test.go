@@ -289,13 +289,19 @@ func TestParseRange(t *testing.T) {
 }
 
 func TestSpecString(t *testing.T) {
-	for spec, want := range map[Spec]string{
-		{Sigma: 30, Seed: 1}: "Gaussian noise σ = 30, seed 1",
-		{SigmaRange: Range{10, 70}, StripeBands: 0.2, ImpulseBands: 0.1, Seed: 1}: "Gaussian noise σ uniform in 10:70 per band, seed 1; " +
-			"stripes on 0.2 of the bands (0.1:0.2 of the columns, amplitude 63.75); impulses on 0.1 of the bands (density 0.1)",
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Sigma: 30, Seed: 1}, "Gaussian noise σ = 30, seed 1"},
+		{Spec{SigmaRange: Range{10, 70}, StripeBands: 0.2, ImpulseBands: 0.1, Seed: 1}, "Gaussian noise σ uniform in 10:70 per band, seed 1; " +
+			"stripes on 0.2 of the bands (0.1:0.2 of the columns, amplitude 63.75); impulses on 0.1 of the bands (density 0.1)"},
+		{Spec{PoissonGaussian: []Level{{2, 16}}, Seed: 3}, "Poisson-Gaussian noise a·Poisson(x/a) + N(0, b) with a = 2, b = 16, seed 3"},
+		{Spec{PoissonGaussian: []Level{{2, 16}, {0.5, 36}}, GaussianTwin: true, Seed: 3},
+			"i.i.d. Gaussian noise of the mean power of Poisson-Gaussian noise with a,b per band: 2,16 0.5,36, seed 3"},
 	} {
-		if got := spec.String(); got != want {
-			t.Errorf("%#v:\n got %q\nwant %q", spec, got, want)
+		if got := c.spec.String(); got != c.want {
+			t.Errorf("%#v:\n got %q\nwant %q", c.spec, got, c.want)
 		}
 	}
 }

@@ -53,30 +53,9 @@ type BandOptions struct {
 	Threads int    // worker goroutines (0: GOMAXPROCS); the output does not depend on it
 }
 
-// Resolve returns o with its zero fields set to their defaults. The
-// defaults do not depend on the noise level sigma.
-func (o BandOptions) Resolve(sigma float64) BandOptions {
-	_ = sigma
-	if o.Patch == 0 {
-		o.Patch = DefaultBandPatch
-	}
-	if o.Atoms == 0 {
-		o.Atoms = DefaultBandAtoms
-	}
-	if o.Iters == 0 {
-		o.Iters = DefaultBandIters
-	}
-	if o.Samples == 0 {
-		o.Samples = DefaultBandSamples
-	}
-	if o.Stride == 0 {
-		o.Stride = defaultStride
-	}
-	if o.Seed == 0 {
-		o.Seed = defaultSeed
-	}
-	return o
-}
+// Resolve returns o with its zero settings set to their defaults
+// (bandFields), which do not depend on the noise level.
+func (o BandOptions) Resolve(sigma float64) BandOptions { return bandFields.Resolve(o, sigma) }
 
 // sideAtoms returns k with k²·depth = atoms, or 0 when there is none.
 func sideAtoms(atoms, depth int) int {
@@ -93,11 +72,7 @@ func sideAtoms(atoms, depth int) int {
 // Validate checks resolved options against a cube of height×width×bands.
 func (o BandOptions) Validate(height, width, bands int) error {
 	for _, err := range []error{
-		patchRule.CheckInt(o.Patch),
-		denoise.Atoms.CheckInt(o.Atoms),
-		denoise.Iters.CheckInt(o.Iters),
-		denoise.Samples.CheckInt(o.Samples),
-		denoise.Stride.CheckInt(o.Stride),
+		bandFields.Check(&o),
 		denoise.CheckStride(o.Stride, o.Patch),
 	} {
 		if err != nil {
@@ -184,19 +159,26 @@ func (d *BandDenoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float
 // pixels.
 var patchRule = denoise.Patch.WithMin(2)
 
+// bandFields are the settings of bwksvd.
+var bandFields = denoise.Fields[BandOptions]{
+	denoise.Value(patchRule, func(o *BandOptions) *int { return &o.Patch }, DefaultBandPatch),
+	denoise.Value(denoise.Atoms, func(o *BandOptions) *int { return &o.Atoms }, DefaultBandAtoms),
+	denoise.Value(denoise.Iters, func(o *BandOptions) *int { return &o.Iters }, DefaultBandIters),
+	denoise.Value(denoise.Samples, func(o *BandOptions) *int { return &o.Samples }, DefaultBandSamples),
+	denoise.Value(denoise.Stride, func(o *BandOptions) *int { return &o.Stride }, defaultStride),
+	denoise.Value(denoise.Seed, func(o *BandOptions) *uint64 { return &o.Seed }, defaultSeed),
+}
+
 // BandSpec declares the method bwksvd.
 var BandSpec = denoise.Spec{
 	Name: "bwksvd",
 	Summary: fmt.Sprintf("band-wise K-SVD (Elad and Aharon 2006): each band as a grey image, %d×%d patches, %d atoms (paper's baseline)",
 		DefaultBandPatch, DefaultBandPatch, DefaultBandAtoms),
-	Settings: []denoise.Setting{patchRule.WithDefault(DefaultBandPatch), denoise.Atoms.WithDefault(DefaultBandAtoms), denoise.Iters.WithDefault(DefaultBandIters),
-		denoise.Samples.WithDefault(DefaultBandSamples), denoise.Stride.WithDefault(defaultStride), denoise.Seed.WithDefault(defaultSeed)},
+	Settings: bandFields.Settings(),
 	New: func(c denoise.Config) (denoise.Method, error) {
-		v := c.Values
-		return &BandDenoiser{Report: c.Report, Options: BandOptions{
-			Patch: v.Int(denoise.Patch), Atoms: v.Int(denoise.Atoms), Iters: v.Int(denoise.Iters), Samples: v.Int(denoise.Samples),
-			Stride: v.Int(denoise.Stride), Seed: v.Uint(denoise.Seed), Threads: c.Threads,
-		}}, nil
+		o := bandFields.Options(c.Values)
+		o.Threads = c.Threads
+		return &BandDenoiser{Report: c.Report, Options: o}, nil
 	},
 	// Peak RSS 356 MiB.
 	BytesPerVoxel: 46,

@@ -56,43 +56,14 @@ type Options3D struct {
 	Threads int    // worker goroutines (0: GOMAXPROCS); the output does not depend on it
 }
 
-// Resolve returns o with its zero fields set to their defaults. The
-// defaults do not depend on the noise level sigma.
-func (o Options3D) Resolve(sigma float64) Options3D {
-	_ = sigma
-	if o.Patch == 0 {
-		o.Patch = Default3DPatch
-	}
-	if o.Depth == 0 {
-		o.Depth = Default3DDepth
-	}
-	if o.Atoms == 0 {
-		o.Atoms = Default3DAtoms
-	}
-	if o.Iters == 0 {
-		o.Iters = Default3DIters
-	}
-	if o.Samples == 0 {
-		o.Samples = Default3DSamples
-	}
-	if o.Stride == 0 {
-		o.Stride = defaultStride
-	}
-	if o.Seed == 0 {
-		o.Seed = defaultSeed
-	}
-	return o
-}
+// Resolve returns o with its zero settings set to their defaults
+// (fields3D), which do not depend on the noise level.
+func (o Options3D) Resolve(sigma float64) Options3D { return fields3D.Resolve(o, sigma) }
 
 // Validate checks resolved options against a cube of height×width×bands.
 func (o Options3D) Validate(height, width, bands int) error {
 	for _, err := range []error{
-		patchRule.CheckInt(o.Patch),
-		denoise.Depth.CheckInt(o.Depth),
-		denoise.Atoms.CheckInt(o.Atoms),
-		denoise.Iters.CheckInt(o.Iters),
-		denoise.Samples.CheckInt(o.Samples),
-		denoise.Stride.CheckInt(o.Stride),
+		fields3D.Check(&o),
 		denoise.CheckStride(o.Stride, o.Patch),
 	} {
 		if err != nil {
@@ -169,20 +140,27 @@ func (d *Denoiser3D) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64
 		"samples", o.Samples, "stride", o.Stride, "seed", o.Seed)}, nil
 }
 
+// fields3D are the settings of 3dksvd.
+var fields3D = denoise.Fields[Options3D]{
+	denoise.Value(patchRule, func(o *Options3D) *int { return &o.Patch }, Default3DPatch),
+	denoise.Value(denoise.Depth, func(o *Options3D) *int { return &o.Depth }, Default3DDepth),
+	denoise.Value(denoise.Atoms, func(o *Options3D) *int { return &o.Atoms }, Default3DAtoms),
+	denoise.Value(denoise.Iters, func(o *Options3D) *int { return &o.Iters }, Default3DIters),
+	denoise.Value(denoise.Samples, func(o *Options3D) *int { return &o.Samples }, Default3DSamples),
+	denoise.Value(denoise.Stride, func(o *Options3D) *int { return &o.Stride }, defaultStride),
+	denoise.Value(denoise.Seed, func(o *Options3D) *uint64 { return &o.Seed }, defaultSeed),
+}
+
 // Spec3D declares the method 3dksvd.
 var Spec3D = denoise.Spec{
 	Name: "3dksvd",
 	Summary: fmt.Sprintf("K-SVD on %d×%d×%d spatio-spectral patches, %d atoms (paper's baseline)",
 		Default3DPatch, Default3DPatch, Default3DDepth, Default3DAtoms),
-	Settings: []denoise.Setting{patchRule.WithDefault(Default3DPatch), denoise.Depth.WithDefault(Default3DDepth),
-		denoise.Atoms.WithDefault(Default3DAtoms), denoise.Iters.WithDefault(Default3DIters),
-		denoise.Samples.WithDefault(Default3DSamples), denoise.Stride.WithDefault(defaultStride), denoise.Seed.WithDefault(defaultSeed)},
+	Settings: fields3D.Settings(),
 	New: func(c denoise.Config) (denoise.Method, error) {
-		v := c.Values
-		return &Denoiser3D{Report: c.Report, Options: Options3D{
-			Patch: v.Int(denoise.Patch), Depth: v.Int(denoise.Depth), Atoms: v.Int(denoise.Atoms), Iters: v.Int(denoise.Iters),
-			Samples: v.Int(denoise.Samples), Stride: v.Int(denoise.Stride), Seed: v.Uint(denoise.Seed), Threads: c.Threads,
-		}}, nil
+		o := fields3D.Options(c.Values)
+		o.Threads = c.Threads
+		return &Denoiser3D{Report: c.Report, Options: o}, nil
 	},
 	// Peak RSS 356 MiB.
 	BytesPerVoxel: 46,

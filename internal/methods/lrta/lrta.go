@@ -102,24 +102,16 @@ const DefaultIters = 10
 // sureTol stops the sweeps when one lowers SURE by less than sureTol·Nσ².
 const sureTol = 1e-3
 
-// Resolve returns o with its zero fields set to their defaults; the noise
-// level does not change them.
-func (o Options) Resolve(sigma float64) Options {
-	if o.Iters == 0 {
-		o.Iters = DefaultIters
-	}
-	return o
-}
+// Resolve returns o with its zero settings set to their defaults (fields);
+// the noise level does not change them.
+func (o Options) Resolve(sigma float64) Options { return fields.Resolve(o, sigma) }
 
 // modeNames name the modes of the cube, for errors.
 var modeNames = [3]string{"rows", "columns", "bands"}
 
 // Validate checks resolved options against a cube of the given size.
 func (o Options) Validate(height, width, bands int) error {
-	if err := ranksSetting.CheckInts(o.Ranks[:]); err != nil {
-		return err
-	}
-	if err := itersSetting.CheckInt(o.Iters); err != nil {
+	if err := fields.Check(&o); err != nil {
 		return err
 	}
 	dims := [3]int{height, width, bands}

@@ -89,34 +89,11 @@ const (
 	regDelta       = 0.6 // δ of iterative regularisation
 )
 
-// Resolve returns o with its zero fields set to the defaults for noise of
-// standard deviation sigma.
+// Resolve returns o with its zero settings, the pilot's included, set to
+// their defaults for noise of standard deviation sigma (fields), and the
+// pilot's Threads set to o's.
 func (o Options) Resolve(sigma float64) Options {
-	if o.Wiener == 0 {
-		o.Wiener = DefaultWiener
-	}
-	if o.Rounds == 0 {
-		o.Rounds = DefaultRounds
-	}
-	if o.Group == 0 {
-		o.Group = DefaultGroup
-	}
-	if o.Pilot.Stride == 0 {
-		// The pilot needs no step 1 nor 2: the stages after it do not
-		// gain from them (0.00–0.02 dB, docs/results.md), and step 4
-		// codes a quarter of the patches of step 2.
-		p := o.Pilot.Patch
-		if p == 0 {
-			p = twodsc.DefaultPatch
-		}
-		o.Pilot.Stride = min(pilotStride, p)
-	}
-	if o.Pilot.CodeIters == 0 {
-		// Nor 2dsc's 50 coding iterations: 30 change no final PSNR
-		// by more than 0.004 dB on any full scene at σ = 10 or 50 and
-		// take 7–24 % off the pilot (docs/results.md).
-		o.Pilot.CodeIters = pilotCodeIters
-	}
+	o = fields.Resolve(o, sigma)
 	o.Pilot.Threads = o.Threads
 	return o
 }
@@ -186,15 +163,8 @@ func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
 // Validate checks resolved options, the pilot's included, against a cube
 // of height×width×bands.
 func (o *Options) Validate(height, width, bands int) error {
-	for _, err := range []error{
-		wienerSetting.CheckInt(o.Wiener),
-		roundsSetting.CheckInt(o.Rounds),
-		rankSetting.CheckInt(o.Rank),
-		groupSetting.CheckInt(o.Group),
-	} {
-		if err != nil {
-			return err
-		}
+	if err := fields.Check(o); err != nil {
+		return err
 	}
 	if o.Rank > bands {
 		return option.Errorf(rankSetting.Name, o.Rank, "rank %d is larger than the %d bands", o.Rank, bands)
@@ -217,16 +187,8 @@ type Denoiser struct {
 // Check returns the error Denoise would return for noise level sigma on a
 // cube of height×width×bands.
 func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
-	o := d.resolved(sigma)
-	return o.Validate(height, width, bands)
-}
-
-// resolved returns the settings, the pilot's included, for noise level
-// sigma.
-func (d *Denoiser) resolved(sigma float64) Options {
 	o := d.Options.Resolve(sigma)
-	o.Pilot = o.Pilot.Resolve(sigma)
-	return o
+	return o.Validate(height, width, bands)
 }
 
 // Denoise returns the estimate of the clean cube for noise of standard
@@ -234,7 +196,7 @@ func (d *Denoiser) resolved(sigma float64) Options {
 // chose. It stops with ctx.Err() when ctx is cancelled.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
-	o := d.resolved(sigma)
+	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
 	}

@@ -89,24 +89,13 @@ const (
 	alsTol = 1e-5
 )
 
-// Resolve returns o with its zero fields set to their defaults; the noise
-// level does not change them.
-func (o Options) Resolve(sigma float64) Options {
-	if o.Iters == 0 {
-		o.Iters = DefaultIters
-	}
-	if o.Seed == 0 {
-		o.Seed = defaultSeed
-	}
-	return o
-}
+// Resolve returns o with its zero settings set to their defaults (fields);
+// the noise level does not change them.
+func (o Options) Resolve(sigma float64) Options { return fields.Resolve(o, sigma) }
 
 // Validate checks resolved options against a cube of the given size.
 func (o Options) Validate(height, width, bands int) error {
-	if err := rankSetting.CheckInt(o.Rank); err != nil {
-		return err
-	}
-	if err := itersSetting.CheckInt(o.Iters); err != nil {
+	if err := fields.Check(&o); err != nil {
 		return err
 	}
 	if height < 2 || width < 2 || bands < 2 {

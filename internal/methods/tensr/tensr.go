@@ -108,7 +108,7 @@ const (
 )
 
 // Defaults returns the default settings for noise of standard deviation
-// sigma on the [0, 255] scale: 5×5×5 patches, 6 atoms per mode (216
+// sigma on the [0, 255] scale (fields): 5×5×5 patches, 6 atoms per mode (216
 // Kronecker atoms for a 125-value patch), λ = BetaFor(sigma), spatial step
 // StrideFor(sigma), 4000 training patches, at most 10 learning iterations
 // and 40 FISTA iterations per code.
@@ -124,14 +124,7 @@ const (
 // about ten times for a result 0.1–0.4 dB lower. Learning from the
 // overcomplete DCT gains under 0.1 dB over the DCT itself on these crops
 // (balloons at σ = 10: 42.27 dB after one iteration, 42.35 after ten).
-func Defaults(sigma float64) Options {
-	return Options{
-		Patch: DefaultPatch, Depth: DefaultDepth, Stride: StrideFor(sigma),
-		Atoms: [3]int{DefaultAtoms, DefaultAtoms, DefaultAtoms},
-		Beta:  BetaFor(sigma), Iters: DefaultIters, CodeIters: DefaultCodeIters,
-		Samples: DefaultSamples, Seed: DefaultSeed,
-	}
-}
+func Defaults(sigma float64) Options { return Options{}.Resolve(sigma) }
 
 // BetaFor returns the default ℓ1 weight for noise of standard deviation
 // sigma on the [0, 255] scale: λ = 2.5σ.
@@ -157,35 +150,10 @@ const betaPerSigma = 2.5
 // 1.7·10⁶ patch positions at step 2, about a minute of CPU at σ = 30.
 func StrideFor(sigma float64) int { return DefaultStride }
 
-// Resolve returns o with every zero field set to its default for noise of
-// standard deviation sigma (Defaults); a zero atom count becomes twice its
-// mode's size, and the default step never exceeds the patch size.
-func (o Options) Resolve(sigma float64) Options {
-	d := Defaults(sigma)
-	setInt := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	setInt(&o.Patch, d.Patch)
-	setInt(&o.Depth, d.Depth)
-	if o.Stride == 0 {
-		o.Stride = min(d.Stride, o.Patch)
-	}
-	for n := range 3 {
-		setInt(&o.Atoms[n], d.Atoms[n])
-	}
-	if o.Beta == 0 {
-		o.Beta = d.Beta
-	}
-	setInt(&o.Iters, d.Iters)
-	setInt(&o.CodeIters, d.CodeIters)
-	setInt(&o.Samples, d.Samples)
-	if o.Seed == 0 {
-		o.Seed = d.Seed
-	}
-	return o
-}
+// Resolve returns o with every zero setting set to its default for noise
+// of standard deviation sigma (fields, Defaults); the default step never
+// exceeds the patch size.
+func (o Options) Resolve(sigma float64) Options { return fields.Resolve(o, sigma) }
 
 // maxCore bounds r₁r₂r₃: the coder's cost per iteration grows with
 // (r₁+r₂+r₃)·r₁r₂r₃, and a core beyond this many coefficients would take
@@ -196,29 +164,14 @@ const maxCore = 1 << 16
 // size and returns an *option.Error naming the first bad one, or the
 // error of a patch that does not fit the cube.
 func (o *Options) Validate(height, width, bands int) error {
-	for _, err := range []error{
-		patchSetting.CheckInt(o.Patch),
-		depthSetting.CheckInt(o.Depth),
-		strideSetting.CheckInt(o.Stride),
-		denoise.CheckStride(o.Stride, o.Patch),
-		atomsSetting.CheckInts(o.Atoms[:]),
-	} {
-		if err != nil {
-			return err
-		}
+	if err := fields.Check(o); err != nil {
+		return err
+	}
+	if err := denoise.CheckStride(o.Stride, o.Patch); err != nil {
+		return err
 	}
 	if core := o.Atoms[0] * o.Atoms[1] * o.Atoms[2]; core > maxCore {
 		return option.Errorf(atomsSetting.Name, atomsString(o.Atoms), "atoms %s make a core of %d coefficients, more than %d", atomsString(o.Atoms), core, maxCore)
-	}
-	for _, err := range []error{
-		betaSetting.CheckFloat(o.Beta),
-		itersSetting.CheckInt(o.Iters),
-		codeItersSetting.CheckInt(o.CodeIters),
-		samplesSetting.CheckInt(o.Samples),
-	} {
-		if err != nil {
-			return err
-		}
 	}
 	return denoise.CheckPatchFits(height, width, bands, o.Patch, o.Depth)
 }

@@ -10,61 +10,55 @@ import (
 	"tdsc/internal/report"
 )
 
-// The settings of the pipeline, with the defaults of the method 2dsc
-// (Defaults); their rules are the ones Validate applies.
-var (
-	betaSetting       = denoise.Beta.WithDefault(fmt.Sprintf("%gσ", float64(betaPerSigma)))
-	patchSetting      = denoise.Patch.WithDefault(DefaultPatch)
-	depthSetting      = denoise.Depth.WithDefault(DefaultDepth)
-	strideSetting     = denoise.Stride.WithDefault(fmt.Sprintf("1 for σ ≥ %d, else 2", fineStrideSigma))
-	atomsSetting      = denoise.Atoms.WithDefault(DefaultAtoms)
-	samplesSetting    = denoise.Samples.WithDefault(DefaultSamples)
-	itersSetting      = denoise.Iters.WithDefault(DefaultTrainIters)
-	innerItersSetting = denoise.InnerIters.WithDefault(DefaultInnerIters)
-	codeItersSetting  = denoise.CodeIters.WithDefault(DefaultCodeIters)
-	seedSetting       = denoise.Seed.WithDefault(DefaultSeed)
-)
-
-// weightsSetting is the setting of Options.Weighting, spelled as Weighting.String.
-var weightsSetting = denoise.Setting{
-	Name: "weights", Kind: denoise.Enum, Choices: []string{Sparsity.String(), Uniform.String()}, Default: Sparsity.String(),
-	Help: "averaging of overlapping patches: sparsity (weight 1/(1 + non-zeros of the code)) or uniform",
+// Fields are the settings of the pipeline, with the defaults of the
+// method 2dsc (Defaults); Resolve and Validate apply them.
+var Fields = denoise.Fields[Options]{
+	denoise.Rule(denoise.Beta, func(o *Options) *float64 { return &o.Beta }, fmt.Sprintf("%gσ", float64(betaPerSigma)),
+		func(_ *Options, sigma float64) float64 { return BetaFor(sigma) }),
+	denoise.Value(denoise.Patch, func(o *Options) *int { return &o.Patch }, DefaultPatch),
+	denoise.Value(denoise.Depth, func(o *Options) *int { return &o.Depth }, DefaultDepth),
+	// The default step never exceeds the patch, so that a small Patch is
+	// still covered.
+	denoise.Rule(denoise.Stride, func(o *Options) *int { return &o.Stride }, fmt.Sprintf("1 for σ ≥ %d, else 2", fineStrideSigma),
+		func(o *Options, sigma float64) int { return min(StrideFor(sigma), o.Patch) }),
+	atomsField(fmt.Sprint(DefaultAtoms)),
+	denoise.Value(denoise.Samples, func(o *Options) *int { return &o.Samples }, DefaultSamples),
+	denoise.Value(denoise.Iters, func(o *Options) *int { return &o.TrainIters }, DefaultTrainIters),
+	denoise.Value(denoise.InnerIters, func(o *Options) *int { return &o.InnerIters }, DefaultInnerIters),
+	denoise.Value(denoise.CodeIters, func(o *Options) *int { return &o.CodeIters }, DefaultCodeIters),
+	denoise.Choice(denoise.Setting{Name: "weights", Kind: denoise.Enum,
+		Help: "averaging of overlapping patches: sparsity (weight 1/(1 + non-zeros of the code)) or uniform"},
+		func(o *Options) *Weighting { return &o.Weighting }, Sparsity, Uniform),
+	denoise.Value(denoise.Seed, func(o *Options) *uint64 { return &o.Seed }, DefaultSeed),
 }
 
-// PipelineSettings are the settings of the pipeline (OptionsFrom reads
-// them) with the spatial step stride and the coding iterations codeIters,
-// whose defaults differ between the methods that run the pipeline.
-func PipelineSettings(stride, codeIters denoise.Setting) []denoise.Setting {
-	return []denoise.Setting{betaSetting, patchSetting, depthSetting, stride, atomsSetting, samplesSetting,
-		itersSetting, innerItersSetting, codeIters, weightsSetting, seedSetting}
+// atomsField is the setting of Options.Atoms, whose default help texts
+// show as text: DefaultAtoms, or VectorisedAtoms(Depth) when Vectorised.
+func atomsField(text string) denoise.Field[Options] {
+	return denoise.Rule(denoise.Atoms, func(o *Options) *int { return &o.Atoms }, text, func(o *Options, _ float64) int {
+		if o.Vectorised {
+			return VectorisedAtoms(o.Depth)
+		}
+		return DefaultAtoms
+	})
 }
 
-// OptionsFrom returns the pipeline's settings given in v (PipelineSettings);
-// those not given are zero, their defaults.
-func OptionsFrom(v denoise.Values) Options {
-	return Options{
-		Beta: v.Float(betaSetting), Patch: v.Int(patchSetting), Depth: v.Int(depthSetting), Stride: v.Int(strideSetting),
-		Atoms: v.Int(atomsSetting), Samples: v.Int(samplesSetting), TrainIters: v.Int(itersSetting),
-		InnerIters: v.Int(innerItersSetting), CodeIters: v.Int(codeItersSetting),
-		Weighting: weightingNamed(v.String(weightsSetting)), Seed: v.Uint(seedSetting),
-	}
-}
+// trainSettings are the settings that learning reads (tdsc train).
+var trainSettings = []string{"beta", "patch", "depth", "stride", "atoms", "samples", "iters", "inner-iters", "seed"}
 
 // Spec declares the method 2dsc.
 var Spec = denoise.Spec{
 	Name:     "2dsc",
 	Summary:  fmt.Sprintf("the paper's two-dimensional sparse coding of %d×%d×%d patches (local)", DefaultPatch, DefaultPatch, DefaultDepth),
-	Settings: PipelineSettings(strideSetting, codeItersSetting),
+	Settings: Fields.Settings(),
 	New:      func(c denoise.Config) (denoise.Method, error) { return newDenoiser(c, false) },
 	// Peak RSS 396 MiB.
 	BytesPerVoxel:   52,
 	TakesDictionary: true,
 	SavesDictionary: true,
-	ExactStrips:     true,
 	Train: &denoise.Trainer{
-		Settings: []denoise.Setting{betaSetting, patchSetting, depthSetting, strideSetting, atomsSetting,
-			samplesSetting, itersSetting, innerItersSetting, seedSetting},
-		Train: train,
+		Settings: Fields.Only(trainSettings...).Settings(),
+		Train:    train,
 	},
 }
 
@@ -73,26 +67,15 @@ var SCSpec = denoise.Spec{
 	Name: "sc",
 	Summary: fmt.Sprintf("conventional sparse coding of the same patches as 2dsc, each a p²q-vector (the paper's baseline; %d atoms)",
 		VectorisedAtoms(DefaultDepth)),
-	Settings: replace(PipelineSettings(strideSetting, codeItersSetting), denoise.Atoms.WithDefault(fmt.Sprintf("%d × depth", DefaultAtoms))),
+	Settings: Fields.With(atomsField(fmt.Sprintf("%d × depth", DefaultAtoms))).Settings(),
 	New:      func(c denoise.Config) (denoise.Method, error) { return newDenoiser(c, true) },
 	// Peak RSS 414 MiB.
 	BytesPerVoxel: 54,
-	ExactStrips:   true,
-}
-
-// replace returns decls with the setting of s's name replaced by s.
-func replace(decls []denoise.Setting, s denoise.Setting) []denoise.Setting {
-	for i, d := range decls {
-		if d.Name == s.Name {
-			decls[i] = s
-		}
-	}
-	return decls
 }
 
 // newDenoiser builds the pipeline from c, vectorised for sc.
 func newDenoiser(c denoise.Config, vectorised bool) (denoise.Method, error) {
-	o := OptionsFrom(c.Values)
+	o := Fields.Options(c.Values)
 	o.Threads, o.Vectorised = c.Threads, vectorised
 	d := &Denoiser{Options: o, CreatedBy: c.CreatedBy, Report: c.Report}
 	if c.Dictionary != nil {
@@ -106,7 +89,7 @@ func newDenoiser(c denoise.Config, vectorised bool) (denoise.Method, error) {
 
 // train is the Trainer of 2dsc: TrainModel with its progress reported.
 func train(ctx context.Context, c *msi.Cube, v denoise.Values, sigma float64, env denoise.Env) (*dictfile.Model, error) {
-	o := OptionsFrom(v)
+	o := Fields.Options(v)
 	o.Threads = env.Threads
 	log := report.OrDiscard(env.Report)
 	log.Start("training", "iterations", int64(o.Resolve(sigma).TrainIters))

@@ -29,6 +29,7 @@
 package twodsc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -36,7 +37,6 @@ import (
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
-	"tdsc/internal/option"
 	"tdsc/internal/patch"
 	"tdsc/internal/report"
 	"tdsc/internal/tile"
@@ -61,9 +61,9 @@ type Options struct {
 	Samples    int       // training patches drawn from the cube
 	TrainIters int       // maximum outer learning iterations
 	InnerIters int       // FISTA iterations per outer learning iteration
-	TrainTol   float64   // relative objective change that stops learning early
+	TrainTol   float64   // relative objective change that stops learning early (0: 1e-4)
 	CodeIters  int       // maximum FISTA iterations when coding every patch
-	CodeTol    float64   // relative change of a code that stops its iteration
+	CodeTol    float64   // relative change of a code that stops its iteration (0: 1e-4)
 	Weighting  Weighting // how overlapping reconstructions are averaged
 	Seed       uint64    // seed of the training sample and the initial dictionary
 	Threads    int       // worker goroutines (≤ 0: GOMAXPROCS)
@@ -109,15 +109,6 @@ func (w Weighting) String() string {
 	return fmt.Sprintf("Weighting(%d)", int(w))
 }
 
-// weightingNamed returns the Weighting spelled name (String), Sparsity for
-// "" (not given).
-func weightingNamed(name string) Weighting {
-	if name == Uniform.String() {
-		return Uniform
-	}
-	return Sparsity
-}
-
 // sparsityWeight is the Sparsity weight of a patch whose code is b.
 func sparsityWeight(b []float64) float64 {
 	nnz := 0
@@ -130,22 +121,15 @@ func sparsityWeight(b []float64) float64 {
 }
 
 // Defaults returns the default settings for noise of standard deviation
-// sigma on the [0, 255] scale: 5×5×5 patches, spatial step
-// StrideFor(sigma), 30 atoms (VectorisedAtoms when Vectorised), β = BetaFor(sigma), 10000 training patches,
-// at most 15 outer × 30 inner FISTA iterations, at most 50 when coding, and
-// Sparsity weighting.
+// sigma on the [0, 255] scale (Fields): 5×5×5 patches, spatial step
+// StrideFor(sigma), 30 atoms, β = BetaFor(sigma), 10000 training patches,
+// at most 15 outer × 30 inner FISTA iterations, at most 50 when coding, a
+// relative change of 10⁻⁴ that stops either, and Sparsity weighting.
 //
 // They were tuned on the full 512×512×31 CAVE balloons scene, noise seed 1;
 // docs/results.md ("How the defaults were chosen") has the measurements.
 func Defaults(sigma float64) Options {
-	return Options{
-		Patch: DefaultPatch, Depth: DefaultDepth, Stride: StrideFor(sigma),
-		Atoms: DefaultAtoms, Beta: BetaFor(sigma), Samples: DefaultSamples,
-		TrainIters: DefaultTrainIters, InnerIters: DefaultInnerIters, TrainTol: 1e-4,
-		CodeIters: DefaultCodeIters, CodeTol: 1e-4,
-		Weighting: Sparsity,
-		Seed:      DefaultSeed,
-	}
+	return Options{TrainTol: defaultTol, CodeTol: defaultTol}.Resolve(sigma)
 }
 
 // The defaults that do not depend on the noise level (Defaults).
@@ -160,45 +144,16 @@ const (
 	DefaultSeed       = 1
 )
 
-// Resolve returns o with every zero field set to its default for noise of
-// standard deviation sigma on the [0, 255] scale (Defaults): β = BetaFor(σ)
-// and the step StrideFor(σ), which never exceeds the patch size so that a
-// small Patch is still covered, and when Vectorised VectorisedAtoms(Depth)
-// atoms.
-func (o Options) Resolve(sigma float64) Options {
-	d := Defaults(sigma)
-	setInt := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	setInt(&o.Patch, d.Patch)
-	setInt(&o.Depth, d.Depth)
-	if o.Stride == 0 {
-		o.Stride = min(d.Stride, o.Patch)
-	}
-	if o.Vectorised {
-		setInt(&o.Atoms, VectorisedAtoms(o.Depth))
-	}
-	setInt(&o.Atoms, d.Atoms)
-	setInt(&o.Samples, d.Samples)
-	setInt(&o.TrainIters, d.TrainIters)
-	setInt(&o.InnerIters, d.InnerIters)
-	setInt(&o.CodeIters, d.CodeIters)
-	if o.Beta == 0 {
-		o.Beta = d.Beta
-	}
-	if o.TrainTol == 0 {
-		o.TrainTol = d.TrainTol
-	}
-	if o.CodeTol == 0 {
-		o.CodeTol = d.CodeTol
-	}
-	if o.Seed == 0 {
-		o.Seed = d.Seed
-	}
-	return o
-}
+// Resolve returns o with every zero setting set to its default for noise
+// of standard deviation sigma on the [0, 255] scale, as Fields declares
+// them: β = BetaFor(σ) and the step StrideFor(σ), which never exceeds the
+// patch size so that a small Patch is still covered, and when Vectorised
+// VectorisedAtoms(Depth) atoms.
+func (o Options) Resolve(sigma float64) Options { return Fields.Resolve(o, sigma) }
+
+// defaultTol is the relative change that stops learning (Options.TrainTol)
+// and coding (Options.CodeTol) when they are zero.
+const defaultTol = 1e-4
 
 // VectorisedAtoms returns the default number of atoms of vectorised
 // coding (the method sc) for patches of depth q: DefaultAtoms·q, the
@@ -240,24 +195,11 @@ func BetaFor(sigma float64) float64 { return betaPerSigma * sigma }
 // size and returns an *option.Error naming the first bad setting, or the
 // error of a patch that does not fit the cube.
 func (o *Options) Validate(height, width, bands int) error {
-	for _, err := range []error{
-		patchSetting.CheckInt(o.Patch),
-		depthSetting.CheckInt(o.Depth),
-		strideSetting.CheckInt(o.Stride),
-		denoise.CheckStride(o.Stride, o.Patch),
-		atomsSetting.CheckInt(o.Atoms),
-		betaSetting.CheckFloat(o.Beta),
-		samplesSetting.CheckInt(o.Samples),
-		itersSetting.CheckInt(o.TrainIters),
-		innerItersSetting.CheckInt(o.InnerIters),
-		codeItersSetting.CheckInt(o.CodeIters),
-	} {
-		if err != nil {
-			return err
-		}
+	if err := Fields.Check(o); err != nil {
+		return err
 	}
-	if o.Weighting != Uniform && o.Weighting != Sparsity {
-		return option.Errorf(weightsSetting.Name, o.Weighting, "unknown weighting %v", o.Weighting)
+	if err := denoise.CheckStride(o.Stride, o.Patch); err != nil {
+		return err
 	}
 	return denoise.CheckPatchFits(height, width, bands, o.Patch, o.Depth)
 }
@@ -291,7 +233,7 @@ func learn(ctx context.Context, x *tproduct.Tensor, g *patch.Grid, o Options) (*
 	}
 	return tsc.Learn(ctx, o.codingShape(x), tsc.LearnOptions{
 		Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,
-		Tol: o.TrainTol, Seed: o.Seed, Threads: o.Threads,
+		Tol: cmp.Or(o.TrainTol, defaultTol), Seed: o.Seed, Threads: o.Threads,
 		Progress: func(iter int, obj float64) {
 			if o.TrainProgress != nil {
 				o.TrainProgress(iter, o.TrainIters, obj)
@@ -443,7 +385,7 @@ func Reconstruct(ctx context.Context, c *msi.Cube, d *tproduct.Tensor, o Options
 	if err != nil {
 		return nil, err
 	}
-	enc, err := tsc.NewEncoder(d, tsc.EncodeOptions{Beta: o.Beta, MaxIter: o.CodeIters, Tol: o.CodeTol})
+	enc, err := tsc.NewEncoder(d, tsc.EncodeOptions{Beta: o.Beta, MaxIter: o.CodeIters, Tol: cmp.Or(o.CodeTol, defaultTol)})
 	if err != nil {
 		return nil, err
 	}

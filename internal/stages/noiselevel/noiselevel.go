@@ -1,0 +1,677 @@
+// Package noiselevel finds the noise-level function of every band of a cube
+// and decides whether its noise is signal-dependent.
+//
+// Model. A band of a noisy cube is y = x + n on the working [0, 255] scale,
+// with n of zero mean and variance σ²(x) = a·x + b: the Poisson-Gaussian
+// model of a photon-counting sensor (a the gain in working units per
+// photo-electron, b the variance of the read noise). a = 0 is the i.i.d.
+// Gaussian model of the rest of tdsc; b = 0 pure Poisson noise.
+//
+// Algorithm (after Foi, Trimeche, Katkovnik and Egiazarian, "Practical
+// Poissonian-Gaussian noise modeling and fitting for single-image raw
+// data", IEEE TIP 2008: local noise from wavelet details, local means from
+// the approximation, smooth regions only, a weighted fit over levels of the
+// mean). Every band is cut into 4×4 windows. The Haar transform of a window
+// gives four finest diagonal details (HH of each 2×2 block), eight finest
+// horizontal and vertical details, and the diagonal detail of the next
+// level. All are orthonormal combinations of the window's 16 pixels, so
+// under the model each has the noise variance σ²(x̄) (x̄ the window's clean
+// mean) plus what the scene puts into it:
+//
+//   - the diagonal details HH measure the noise: a plane (any gradient)
+//     leaves them at zero, only curvature, edges and fine texture enter;
+//   - the window mean m estimates x̄ with a variance σ²/16;
+//   - the other nine details are the test of smoothness: their sum of
+//     squares over σ²(m) is χ² with 9 degrees of freedom on a flat or
+//     gently sloped window; a window above its 99th percentile holds an
+//     edge or texture and is left out.
+//
+// Under Gaussian noise the selection is independent of the diagonal
+// details (orthogonal combinations of Gaussian noise are independent), so
+// leaving windows out cannot make i.i.d. noise look signal-dependent. The
+// kept windows are sorted by m and cut into levels of equal count; the
+// noise variance of a level is the median of its squared diagonal details
+// over the median of χ²₁ (robust to the edges and texture the test let
+// through); σ²(x) = a·x + b is fitted to the levels by weighted least
+// squares (weights the inverse variances of the medians, refitted once),
+// with a ≥ 0 and b ≥ 0. The selection is made first with one variance for
+// the whole band and then twice with the fitted function.
+//
+// Sparse noise, no data and clipping. A window with a missing voxel
+// (NaN), a voxel marked in Options.Mask, or a voxel at a repeated extreme
+// value of its band (a clipping level, salt-and-pepper impulses, dead
+// columns or lines at 0) is left out. Column and line stripes cancel in the
+// diagonal details and fail the smoothness test. A clipping level
+// truncates the noise of the levels near it, so a level whose mean lies
+// within two noise deviations of one is not fitted.
+//
+// The decision. A band is signal-dependent when its fitted a is more than
+// zMin = 5 standard errors above 0 (the standard error scaled up by the
+// lack of fit of the levels, so texture the medians do not remove widens
+// it) and the fitted variance at the band's bright end (the 90th
+// percentile of its window means) is at least ratioMin = 1.5 times the
+// variance at its dark end (the 10th percentile). The first condition
+// bounds the false alarms of a band with Gaussian noise to that of a
+// 5-sigma normal deviate (3·10⁻⁷); the second asks for a variation of the
+// noise that matters to a denoiser (a deviation 22 % larger in the bright
+// parts), so that a slight signal dependence the scene's own sensor left
+// in it, or texture that grows with brightness, does not switch the
+// noise model. The cube is signal-dependent when more than half of its
+// fitted bands are.
+//
+// Everything is deterministic; bands are fitted in parallel, each in time
+// linear in its pixels up to sorts.
+package noiselevel
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
+)
+
+// Function is the noise-level function of one band: the noise variance
+// at a clean value x on the working [0, 255] scale is A·x + B.
+type Function struct{ A, B float64 }
+
+// Variance returns A·x + B.
+func (f Function) Variance(x float64) float64 { return f.A*x + f.B }
+
+// Options are the settings of Estimate.
+type Options struct {
+	// Mask, when not nil, has one entry per voxel of the cube in its Data
+	// order; a voxel with a nonzero entry is left out (the impulses and
+	// dead pixels a sparse-noise detector found).
+	Mask []uint8
+}
+
+// Level is one level of local means of a band: the mean of its windows'
+// means, the noise variance estimated from their diagonal details, and how
+// many details that estimate rests on.
+type Level struct {
+	Mean, Variance float64
+	Details        int
+	// Clipped says that the level lies within two noise deviations of a
+	// clipping level of the band and was left out of the fit.
+	Clipped bool
+}
+
+// Band is the fit of one band.
+type Band struct {
+	Function
+	// SEA and SEB are the standard errors of A and B (0 for a parameter
+	// held at 0 by its constraint). Z is the slope of the unconstrained
+	// fit (a may be negative there) over its standard error: about
+	// standard normal when the noise is Gaussian.
+	SEA, SEB, Z float64
+	// Dark and Bright are the 10th and 90th percentiles of the means of
+	// the band's kept windows, and Ratio is Variance(Bright)/Variance(Dark)
+	// (+Inf when the variance at Dark is 0 and at Bright is not).
+	Dark, Bright, Ratio float64
+	// Levels are the levels the function was fitted to (and the clipped
+	// ones left out), in increasing order of mean.
+	Levels []Level
+	// Windows is the number of 4×4 windows kept by the smoothness test;
+	// Fitted is false when there were too few for a fit, and then A is 0
+	// and B the median estimate of the variance over every usable window.
+	Windows int
+	Fitted  bool
+}
+
+// Report is what Estimate found in a cube.
+type Report struct {
+	// Functions holds the noise-level function of every band.
+	Functions []Function
+	// Bands holds the fit of every band behind Functions.
+	Bands []Band
+	// Z is the pooled test statistic, Σ Z/√n over the n fitted bands
+	// (Stouffer's), and Ratio the median of their Ratio; both 0 without a
+	// fitted band.
+	Z, Ratio float64
+	// SignalDependent says that Z > zMin and Ratio ≥ ratioMin (see the
+	// package comment).
+	SignalDependent bool
+}
+
+// The constants of the fit and the decision (see the package comment).
+const (
+	// window is the side of the windows.
+	window = 4
+	// smoothQuantile is the 99th percentile of χ² with 9 degrees of
+	// freedom: the smoothness test's threshold.
+	smoothQuantile = 21.666
+	// chi1Median is the median of χ² with 1 degree of freedom: the median
+	// of d² for d ~ N(0, v) is v·chi1Median.
+	chi1Median = 0.454936423119572
+	// medianSE is the asymptotic standard error of the median of n
+	// squared N(0, v) details, relative to v, times √n: 1/(2 f(q)) with f
+	// the χ²₁ density at its median q, over q.
+	medianSE = 2.3326
+	// minLevels and maxLevels bound the number of levels; perLevel is the
+	// fewest windows a level holds.
+	minLevels, maxLevels, perLevel = 3, 24, 32
+	// selections is the number of times the windows are selected.
+	selections = 3
+	// clipMinShare is the least share of a band's pixels at its smallest
+	// or largest value for the value to be a repeated extreme; clipMinCount
+	// the least count.
+	clipMinShare, clipMinCount = 0.001, 8
+	// clusterShare is the least mean share of a repeated extreme's pixels'
+	// four neighbours that hold it too for it to be a clipping level (a
+	// region), not scattered impulses.
+	clusterShare = 0.2
+	// clipMargin is the number of noise deviations a level's mean keeps
+	// from a clipping level to be fitted.
+	clipMargin = 2
+	// zMin and ratioMin are the decision's thresholds; darkQuantile and
+	// brightQuantile the percentiles of the window means it compares.
+	zMin, ratioMin               = 5, 1.5
+	darkQuantile, brightQuantile = 0.1, 0.9
+)
+
+// Estimate fits the noise-level function of every band of c (see the
+// package comment), its missing voxels and the voxels opts.Mask marks left
+// out, and decides whether the noise is signal-dependent. It panics if
+// opts.Mask is not nil and not of the cube's length.
+func Estimate(c *msi.Cube, opts Options) *Report {
+	if opts.Mask != nil && len(opts.Mask) != len(c.Data) {
+		panic(fmt.Sprintf("noiselevel: mask of %d voxels for a %s cube", len(opts.Mask), c.Size()))
+	}
+	r := &Report{Functions: make([]Function, c.Bands), Bands: make([]Band, c.Bands)}
+	n := c.Height * c.Width
+	parallel.Each(c.Bands, func(b int) {
+		var mask []uint8
+		if opts.Mask != nil {
+			mask = opts.Mask[b*n : (b+1)*n]
+		}
+		r.Bands[b] = fitBand(c.Band(b), mask, c.Height, c.Width)
+		r.Functions[b] = r.Bands[b].Function
+	})
+	var ratios []float64
+	for _, band := range r.Bands {
+		if band.Fitted {
+			r.Z += band.Z
+			ratios = append(ratios, band.Ratio)
+		}
+	}
+	if len(ratios) > 0 {
+		r.Z /= math.Sqrt(float64(len(ratios)))
+		r.Ratio = median(ratios)
+	}
+	r.SignalDependent = r.Z > zMin && r.Ratio >= ratioMin
+	return r
+}
+
+// windowStats are what the fit needs of one 4×4 window: its mean, its four
+// diagonal details and the sum of squares of its other nine details.
+type windowStats struct {
+	mean   float64
+	diag   [4]float64
+	smooth float64
+}
+
+// fitBand fits the noise-level function of one height×width band.
+func fitBand(band []float64, mask []uint8, height, width int) Band {
+	levels := extremes(band, mask, height, width)
+	wins := windows(band, mask, height, width, levels)
+	// Sorted once by mean: the selections below keep the order, so the
+	// levels are cut from them as they are.
+	slices.SortFunc(wins, func(a, b windowStats) int { return cmp.Compare(a.mean, b.mean) })
+	var fit Band
+	if len(wins) < minLevels*perLevel {
+		return fallback(wins)
+	}
+	// The first selection keeps every window: the medians of the levels
+	// are robust enough for a first function.
+	kept := wins
+	for range selections {
+		fit = fitLevels(kept, levels)
+		if !fit.Fitted {
+			return fallback(wins)
+		}
+		next := kept[:0:0]
+		for _, w := range wins {
+			if v := fit.Variance(w.mean); v > 0 && w.smooth < smoothQuantile*v {
+				next = append(next, w)
+			}
+		}
+		if len(next) < minLevels*perLevel {
+			break
+		}
+		kept = next
+	}
+	fit = fitLevels(kept, levels)
+	if !fit.Fitted {
+		return fallback(wins)
+	}
+	fit.Windows = len(kept)
+	fit.Dark, fit.Bright = quantile(kept, darkQuantile), quantile(kept, brightQuantile)
+	dark, bright := fit.Variance(fit.Dark), fit.Variance(fit.Bright)
+	switch {
+	case dark > 0:
+		fit.Ratio = bright / dark
+	case bright > 0:
+		fit.Ratio = math.Inf(1)
+	default:
+		fit.Ratio = 1
+	}
+	return fit
+}
+
+// fallback is the fit of a band with too few windows for levels: A = 0
+// and B the median estimate of the variance over all of them (0 without
+// any).
+func fallback(wins []windowStats) Band {
+	var d2 []float64
+	for _, w := range wins {
+		for _, d := range w.diag {
+			d2 = append(d2, d*d)
+		}
+	}
+	band := Band{Windows: len(wins), Ratio: 1}
+	if len(d2) > 0 {
+		band.B = median(d2) / chi1Median
+	}
+	return band
+}
+
+// clipping holds the repeated extremes of a band: values at which windows
+// are left out, and which of them are clipping levels.
+type clipping struct {
+	low, high           float64
+	hasLow, hasHigh     bool
+	lowClips, highClips bool
+}
+
+// excluded reports whether v is a repeated extreme.
+func (c clipping) excluded(v float64) bool {
+	return (c.hasLow && v <= c.low) || (c.hasHigh && v >= c.high)
+}
+
+// extremes finds the repeated extremes of a band: its smallest and largest
+// value among the voxels left in, when at least clipMinShare of them (and
+// clipMinCount) hold it; such a value is a clipping level when on average
+// more than clusterShare of the four neighbours of its pixels hold it too.
+func extremes(band []float64, mask []uint8, height, width int) clipping {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	present, atLo, atHi := 0, 0, 0
+	for i, v := range band {
+		if math.IsNaN(v) || (mask != nil && mask[i] != 0) {
+			continue
+		}
+		present++
+		if v < lo {
+			lo, atLo = v, 0
+		}
+		if v > hi {
+			hi, atHi = v, 0
+		}
+		if v == lo {
+			atLo++
+		}
+		if v == hi {
+			atHi++
+		}
+	}
+	c := clipping{low: lo, high: hi}
+	if present == 0 {
+		return c
+	}
+	least := max(clipMinCount, int(math.Ceil(clipMinShare*float64(present))))
+	clustered := func(level float64) bool {
+		same, neighbours := 0, 0
+		for y := range height {
+			for x := range width {
+				i := y*width + x
+				if band[i] != level || (mask != nil && mask[i] != 0) {
+					continue
+				}
+				for _, j := range [4]int{i - width, i + width, i - 1, i + 1} {
+					if (j == i-1 && x == 0) || (j == i+1 && x == width-1) || j < 0 || j >= len(band) {
+						continue
+					}
+					neighbours++
+					if band[j] == level {
+						same++
+					}
+				}
+			}
+		}
+		return float64(same) > clusterShare*float64(neighbours)
+	}
+	if atLo >= least {
+		c.hasLow, c.lowClips = true, clustered(lo)
+	}
+	if hi != lo && atHi >= least {
+		c.hasHigh, c.highClips = true, clustered(hi)
+	}
+	return c
+}
+
+// windows returns the statistics of every 4×4 window of the band (tiled
+// from the top left; a partial window at the right or bottom edge is not
+// used) with no voxel missing, masked or at a repeated extreme.
+func windows(band []float64, mask []uint8, height, width int, clip clipping) []windowStats {
+	wins := make([]windowStats, 0, (height/window)*(width/window))
+	var p [window][window]float64
+next:
+	for y0 := 0; y0+window <= height; y0 += window {
+		for x0 := 0; x0+window <= width; x0 += window {
+			for dy := range window {
+				for dx := range window {
+					i := (y0+dy)*width + x0 + dx
+					v := band[i]
+					if math.IsNaN(v) || (mask != nil && mask[i] != 0) || clip.excluded(v) {
+						continue next
+					}
+					p[dy][dx] = v
+				}
+			}
+			wins = append(wins, haar(&p))
+		}
+	}
+	return wins
+}
+
+// haar returns the statistics of one window from its Haar transform: for
+// each 2×2 block [[p, q], [r, s]] the approximation (p+q+r+s)/2, the
+// horizontal and vertical details (p−q+r−s)/2 and (p+q−r−s)/2 and the
+// diagonal detail (p−q−r+s)/2; at the next level the same of the four
+// approximations, of which only the diagonal detail is used (its
+// horizontal and vertical details measure a gradient, which the diagonal
+// details are blind to).
+func haar(p *[window][window]float64) windowStats {
+	var w windowStats
+	var approx [2][2]float64
+	for by := range 2 {
+		for bx := range 2 {
+			a, b := p[2*by][2*bx], p[2*by][2*bx+1]
+			c, d := p[2*by+1][2*bx], p[2*by+1][2*bx+1]
+			approx[by][bx] = (a + b + c + d) / 2
+			h, v := (a-b+c-d)/2, (a+b-c-d)/2
+			w.diag[2*by+bx] = (a - b - c + d) / 2
+			w.smooth += h*h + v*v
+		}
+	}
+	curv := (approx[0][0] - approx[0][1] - approx[1][0] + approx[1][1]) / 2
+	w.smooth += curv * curv
+	w.mean = (approx[0][0] + approx[0][1] + approx[1][0] + approx[1][1]) / 8
+	return w
+}
+
+// fitLevels cuts the windows, sorted by mean, into levels of equal count,
+// estimates each level's variance, and fits the function to the levels
+// clear of the clipping levels. The result is not Fitted when fewer than
+// minLevels levels are left.
+func fitLevels(wins []windowStats, clip clipping) Band {
+	sorted := wins
+	count := min(maxLevels, len(sorted)/perLevel)
+	var band Band
+	if count < minLevels {
+		return band
+	}
+	d2 := make([]float64, 0, window*(len(sorted)/count+1))
+	for k := range count {
+		lo, hi := k*len(sorted)/count, (k+1)*len(sorted)/count
+		d2 = d2[:0]
+		var sum float64
+		for _, w := range sorted[lo:hi] {
+			sum += w.mean
+			for _, d := range w.diag {
+				d2 = append(d2, d*d)
+			}
+		}
+		level := Level{Mean: sum / float64(hi-lo), Variance: median(d2) / chi1Median, Details: len(d2)}
+		dev := clipMargin * math.Sqrt(level.Variance)
+		level.Clipped = (clip.lowClips && level.Mean-dev <= clip.low) || (clip.highClips && level.Mean+dev >= clip.high)
+		band.Levels = append(band.Levels, level)
+	}
+	var fitted []Level
+	for _, l := range band.Levels {
+		if !l.Clipped {
+			fitted = append(fitted, l)
+		}
+	}
+	if len(fitted) < minLevels {
+		return band
+	}
+	band.Fitted = true
+	band.Function, band.SEA, band.SEB, band.Z = fitLine(fitted)
+	return band
+}
+
+// fitLine fits v = a·m + b to the levels by weighted least squares with
+// a ≥ 0 and b ≥ 0, and returns the standard errors of a and b and z, the
+// slope of the unconstrained fit over its standard error (the test
+// statistic of the decision; 0 when the levels' means are all equal). The
+// weight of a level is the inverse of the variance of its median
+// estimate, (medianSE·v(m))²/details, with v the function of the previous
+// fit (the levels' own variances the first time); the fit is made twice.
+// The standard errors are scaled by the square root of the reduced χ² of
+// their fit when it is above 1, so that levels scattered beyond their own
+// errors (texture the medians let through) widen them.
+func fitLine(levels []Level) (f Function, seA, seB, z float64) {
+	weights := make([]float64, len(levels))
+	for i, l := range levels {
+		weights[i] = weight(l, l.Variance)
+	}
+	for pass := range 2 {
+		if pass > 0 {
+			for i, l := range levels {
+				weights[i] = weight(l, f.Variance(l.Mean))
+			}
+		}
+		f, seA, seB = weightedLine(levels, weights)
+	}
+	free := 2
+	if seA == 0 || seB == 0 {
+		free = 1
+	}
+	s := lackOfFit(levels, weights, f, free)
+	if line, seLine, _, ok := freeLine(levels, weights); ok && seLine > 0 {
+		z = line.A / (seLine * lackOfFit(levels, weights, line, 2))
+	}
+	return f, seA * s, seB * s, z
+}
+
+// lackOfFit returns the square root of the reduced χ² of the fit f of the
+// levels with the given weights and number of free parameters, or 1 when
+// it is below 1 or there are too few levels.
+func lackOfFit(levels []Level, weights []float64, f Function, free int) float64 {
+	chi2 := chiSquare(levels, weights, f)
+	if dof := len(levels) - free; dof > 0 && chi2/float64(dof) > 1 {
+		return math.Sqrt(chi2 / float64(dof))
+	}
+	return 1
+}
+
+// chiSquare returns the weighted sum of squared residuals of the fit f of
+// the levels.
+func chiSquare(levels []Level, weights []float64, f Function) float64 {
+	var chi2 float64
+	for i, l := range levels {
+		r := l.Variance - f.Variance(l.Mean)
+		chi2 += weights[i] * r * r
+	}
+	return chi2
+}
+
+// weight returns the inverse variance of the median estimate of a level
+// whose variance is v: (details)/(medianSE·v)², with v floored at a
+// millionth of the working scale's square so that a noiseless level has a
+// finite weight.
+func weight(l Level, v float64) float64 {
+	v = math.Max(v, 1e-6)
+	return float64(l.Details) / (medianSE * medianSE * v * v)
+}
+
+// freeLine returns the unconstrained weighted least squares fit of
+// v = a·m + b and the standard errors of a and b from the inverse normal
+// matrix; ok is false when that matrix is singular (the means all equal).
+func freeLine(levels []Level, w []float64) (f Function, seA, seB float64, ok bool) {
+	var sw, sm, smm, sv, smv float64
+	for i, l := range levels {
+		sw += w[i]
+		sm += w[i] * l.Mean
+		smm += w[i] * l.Mean * l.Mean
+		sv += w[i] * l.Variance
+		smv += w[i] * l.Mean * l.Variance
+	}
+	det := sw*smm - sm*sm
+	if det <= 0 {
+		return Function{}, 0, 0, false
+	}
+	return Function{A: (sw*smv - sm*sv) / det, B: (smm*sv - sm*smv) / det}, math.Sqrt(sw / det), math.Sqrt(smm / det), true
+}
+
+// weightedLine solves the weighted least squares fit of v = a·m + b with
+// a ≥ 0 and b ≥ 0: the unconstrained solution when it is feasible, else the
+// better of the fits with a = 0 and with b = 0. It returns the standard
+// errors from the inverse normal matrix (0 for a parameter held at 0).
+func weightedLine(levels []Level, w []float64) (f Function, seA, seB float64) {
+	if f, seA, seB, ok := freeLine(levels, w); ok && f.A >= 0 && f.B >= 0 {
+		return f, seA, seB
+	}
+	var sw, smm, sv, smv float64
+	for i, l := range levels {
+		sw += w[i]
+		smm += w[i] * l.Mean * l.Mean
+		sv += w[i] * l.Variance
+		smv += w[i] * l.Mean * l.Variance
+	}
+	// The constrained fits: a = 0 (b the weighted mean) and b = 0 (a the
+	// slope through the origin), whichever leaves the smaller weighted sum
+	// of squares.
+	flat := Function{B: math.Max(sv/sw, 0)}
+	var through Function
+	if smm > 0 {
+		through.A = math.Max(smv/smm, 0)
+	}
+	if smm > 0 && chiSquare(levels, w, through) < chiSquare(levels, w, flat) {
+		return through, math.Sqrt(1 / smm), 0
+	}
+	return flat, 0, math.Sqrt(1 / sw)
+}
+
+// Summary says what was found in a few lines (no trailing newline), for
+// example
+//
+//	noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (slope 41.2 standard errors above 0 over 31 bands; variance 3.30 times as large at a band's bright end as at its dark end, median)
+//	a 1.91–2.08 (median 2.00), b 14.9–17.3 (median 16.0)
+//
+// or, for Gaussian noise, "noise: Gaussian (…)" with the same figures. A
+// band too small or too flat to fit is said on the first line.
+func (r *Report) Summary() string {
+	fitted := 0
+	var as, bs []float64
+	for _, band := range r.Bands {
+		as, bs = append(as, band.A), append(bs, band.B)
+		if band.Fitted {
+			fitted++
+		}
+	}
+	var s strings.Builder
+	if r.SignalDependent {
+		s.WriteString("noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (")
+	} else {
+		s.WriteString("noise: Gaussian, not signal-dependent (")
+	}
+	fmt.Fprintf(&s, "slope %.1f standard errors from 0 over %d band%s; variance %.2f times as large at a band's bright end as at its dark end, median)",
+		r.Z, fitted, plural(fitted), r.Ratio)
+	if unfitted := len(r.Bands) - fitted; unfitted > 0 {
+		fmt.Fprintf(&s, "; %d band%s too small or too flat to fit, taken as Gaussian", unfitted, plural(unfitted))
+	}
+	fmt.Fprintf(&s, "\na %s, b %s", spread(as, "%.3g"), spread(bs, "%.3g"))
+	return s.String()
+}
+
+// spread formats the range and median of v as "lo–hi (median m)", each
+// number in format.
+func spread(v []float64, format string) string {
+	sorted := slices.Sorted(slices.Values(v))
+	f := func(x float64) string { return fmt.Sprintf(format, x) }
+	return fmt.Sprintf("%s–%s (median %s)", f(sorted[0]), f(sorted[len(sorted)-1]), f(median(sorted)))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// median returns the median of v (the mean of the two middle values when
+// len(v) is even), reordering v; NaN for an empty v. It selects rather
+// than sorts (the levels' medians are most of the fit's time otherwise).
+func median(v []float64) float64 {
+	n := len(v)
+	if n == 0 {
+		return math.NaN()
+	}
+	hi := selectKth(v, n/2)
+	if n%2 == 1 {
+		return hi
+	}
+	// After the selection v[:n/2] holds the n/2 smallest values.
+	return (slices.Max(v[:n/2]) + hi) / 2
+}
+
+// selectKth reorders v so that v[k] is its k-th smallest value (0-based),
+// no value before it larger and none after it smaller, and returns v[k]:
+// Hoare's selection with the median of three as pivot. It is written here
+// because neither the standard library nor gonum has one for a plain
+// slice.
+func selectKth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
+}
+
+// quantile returns the p-quantile of the means of the non-empty wins,
+// sorted by mean, by linear interpolation between order statistics.
+func quantile(sorted []windowStats, p float64) float64 {
+	pos := p * float64(len(sorted)-1)
+	i := int(pos)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1].mean
+	}
+	return sorted[i].mean + (pos-float64(i))*(sorted[i+1].mean-sorted[i].mean)
+}
