@@ -66,6 +66,10 @@ slices side by side, contrast-normalised per atom).`,
 				return flagError(fmt.Errorf("%s: %w", input, err))
 			}
 			env := denoise.Env{Threads: threads, Report: log, CreatedBy: "tdsc " + version}
+			var note string
+			if env.Threads, note = denoise.ClampThreads(threads); note != "" {
+				log.Logf("%s", note)
+			}
 			// Missing voxels are filled, as denoise fills them, so that
 			// no patch of the sample holds a value that is no data.
 			filled, _, err := repair.FillMissing(noisy)

@@ -368,9 +368,7 @@ func (j *Job) checkShape(height, width, bands int, missing bool) error {
 		return fmt.Errorf("%s: %w (or, with --sigma and --sparse-noise off, a size the method takes)", j.Input, err)
 	}
 	if sigma != 0 {
-		if err := j.Method.Check(sigma, height, width, bands); err != nil {
-			return fmt.Errorf("%s: %w", j.Input, err)
-		}
+		return j.Method.Check(sigma, height, width, bands)
 	}
 	return nil
 }

@@ -162,6 +162,13 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 	out.Sigma, out.Path = sigma, PathGaussian
 	geom, exact := denoise.TileGeometry(j.Method, sigma)
 	lines := j.Strips.Lines
+	if least := max(geom.Halo, geom.Align); lines > 0 && lines < least {
+		// Every strip reads its halo above and below: a core thinner than
+		// the halo repeats the method's work over more lines than it keeps
+		// (--tile 1 with a halo of 10: 21 lines denoised for each kept).
+		log.Logf("--tile %d is fewer lines than the halo of %d that every strip reads above and below: using strips of %d lines", lines, geom.Halo, least)
+		lines = least
+	}
 	if lines == 0 {
 		if lines, err = tile.LinesFor(budget-FixedMemory, width, bands, j.Spec.BytesPerVoxel, geom); err != nil {
 			return fmt.Errorf("%s: %v (the budget of %s less %s that does not grow with the strip): raise --max-memory",

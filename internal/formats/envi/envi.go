@@ -667,6 +667,7 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 		bandStride, lineStride, sampleStride = 1, S*B, B
 	}
 	noData, hasNoData := h.meta.NoData, h.meta.HasNoData
+	float := h.dataType == enviFloat32 || h.dataType == enviFloat64
 	for b := range B {
 		out := c.Band(b)
 		gain, offset := 1.0, 0.0
@@ -682,6 +683,8 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 				switch {
 				case math.IsInf(v, 0):
 					return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): infinite values are not supported (NaN or the data ignore value mark a missing value)", v, b, firstLine+y, x)
+				case float && msi.Implausible(v):
+					return msi.ImplausibleError(v, b, firstLine+y, x)
 				case hasNoData && v == noData:
 					v = math.NaN()
 				case h.gains != nil:
