@@ -22,8 +22,8 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare --ref CLEAN --out PICTURE.png INPUT...",
 		Short: "Draw one band of the reference and the inputs side by side",
 		Long: `compare writes a PNG with one band of the reference followed by the same band of
-every input (e.g. clean | noisy | denoised), all with one intensity mapping: 0 is
-black and the reference's 99.5th percentile is white. The band is chosen by
+every input (e.g. clean | noisy | denoised), each under its path, all with one
+intensity mapping: 0 is black and the reference's 99.5th percentile is white. The band is chosen by
 --wavelength (nm, default 420 as in the paper's Fig. 4, when the wavelengths are
 known) or by --band (1-based number).`,
 		Example: "  tdsc compare --ref balloons_ms --out fig4.png noisy30.hdr denoised30",
@@ -55,7 +55,8 @@ known) or by --band (1-based number).`,
 				}
 				panels = append(panels, x.Band(b))
 			}
-			if err := render.WritePNG(out, render.SideBySide(panels, clean.Height, clean.Width), force); err != nil {
+			labels := append([]string{ref}, inputs...)
+			if err := render.WritePNG(out, render.SideBySide(panels, labels, clean.Height, clean.Width), force); err != nil {
 				return err
 			}
 			label := fmt.Sprintf("band %d", b+1)

@@ -32,8 +32,8 @@ part (NOISY − DENOISED, or the cube --residual names, such as denoise
 deviations (1.4826 × median |removed|) white and black. Removed noise looks like
 even gray grain; removed stripes, dead columns and impulses show as full black or
 white columns and dots; edges and texture in it are image that was removed too.
-The mappings are written under the bands; bands smaller than 200 pixels are
-magnified by whole pixels.
+Missing voxels (no data) are magenta. The mappings are written under the bands;
+bands smaller than 200 pixels are magnified by whole pixels.
 
 Below, for each chosen pixel (--pixel ROW,COLUMN, 1-based, repeatable; by default
 the centre and the centres of the four quadrants, marked and numbered on the

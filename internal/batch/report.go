@@ -108,8 +108,11 @@ func Collect(root string) (*Table, error) {
 			order[r.Label] = r.MethodIndex
 		}
 	}
+	if len(rows) == 0 && len(unreadable) > 0 {
+		return nil, errors.Join(unreadable...)
+	}
 	if len(rows) == 0 {
-		return nil, errors.Join(append([]error{fmt.Errorf("%s: no results of tdsc batch (SCENE/sigmaS-seedN/LABEL.json)", root)}, unreadable...)...)
+		return nil, fmt.Errorf("%s: no results of tdsc batch (SCENE/sigmaS-seedN/LABEL.json)", root)
 	}
 	t := &Table{Unreadable: unreadable}
 	for label := range order {
