@@ -33,13 +33,18 @@ func newEvalCmd() *cobra.Command {
 (Wald: 100·sqrt(mean_b MSE_b / mean(ref_b)²)) against the reference, as an aligned
 table, CSV (--csv) or JSON (--json). PSNR of an exact band is +Inf (null in JSON).
 Voxels missing (no data) in the reference or an input, and those --mask marks,
-are left out of every figure.
+are left out of every figure; every row says how much of the reference it
+covered: the voxels scored of those with data in the reference ("covered" in the
+table, voxels_scored and voxels_with_data in CSV and JSON).
 
 As a regression gate (CI): --min-psnr and --min-ssim are floors for every input's
 mean PSNR and SSIM, and --baseline names the JSON of an earlier eval --json run
-whose PSNR no input may fall below by more than --max-drop dB (default 0). The
-results are printed as usual; then, if any input falls short, the failing inputs
-and why are written on stderr and eval exits with status 3 (errors exit with 1).
+whose PSNR no input may fall below by more than --max-drop dB (default 0). Every
+eval checks coverage: an input that lacks a voxel the reference has (NaN, no
+data) fails unless --allow-missing is given, and a band with data in the
+reference and no voxel scored fails even then. The results are printed as usual;
+then, if any input falls short, the failing inputs and why are written on stderr
+and eval exits with status 3 (errors exit with 1).
 
 Without a clean reference (real data), --noref prints the estimated noise σ of
 every input (mean, smallest and largest over bands; --per-band for each band).
@@ -62,7 +67,16 @@ adds every band; --csv prints the same rows, --json every band) of:
                          columns were removed (expected in bands that had them)
                          or where the denoiser put column structure into INPUT;
   row share              the same for row means (about 1/width for white noise;
-                         high for line structure).`,
+                         high for line structure).
+After the σ table (and in every CSV row and JSON result) comes the noise-level
+function of every band of the noisy cube (NOISY, else each input): its noise
+variance at a clean value x on the [0, 255] scale, σ²(x) = a·x + b, fitted to
+the local variances of smooth windows against their local means (a > 0: the
+noise grows with the signal, as a photon-counting sensor's does), and the noise
+model it implies: gaussian, or signal-dependent when the slope is more than 5
+standard errors above 0 pooled over bands (slope z) and the variance at a band's
+bright end is at least 1.2 times that at its dark end (bright/dark, median over
+bands). The table gives the mean a and b over bands; --per-band every band's.`,
 		Example: "  tdsc eval --ref balloons_ms noisy30.hdr denoised30\n  tdsc eval --ref balloons_ms denoised30 --json\n" +
 			"  tdsc eval --ref balloons_ms denoised30 --min-psnr 44 --baseline last.json --max-drop 0.05\n" +
 			"  tdsc eval --noref --noisy scene.mat denoised.mat",
@@ -71,7 +85,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 			cf.start(cmd) // SIGINT and SIGTERM stop reading and writing cubes; reads are said on stderr
 			flags := cmd.Flags()
 			if noRef {
-				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop", "mask"} {
+				for _, g := range []string{"min-psnr", "min-ssim", "baseline", "max-drop", "mask", "allow-missing"} {
 					if flags.Changed(g) {
 						return fmt.Errorf("--%s needs a reference: it does not apply with --noref", g)
 					}
@@ -125,8 +139,10 @@ adds every band; --csv prints the same rows, --json every band) of:
 				rows[i] = evalRow{input: in, rep: rep, wavelengths: x.Wavelengths}
 			}
 			var failures []string
+			missing := false
 			for _, r := range rows {
-				why, err := crit.Check(r.input, gate.Scores{PSNR: r.rep.PSNR, SSIM: r.rep.SSIM})
+				missing = missing || r.rep.Missing() > 0 && !crit.AllowMissing
+				why, err := crit.Check(r.input, gateScores(r.rep))
 				if err != nil {
 					return fmt.Errorf("--baseline %s: %w", baseline, err)
 				}
@@ -144,7 +160,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 				err = writeEvalTable(w, rows, perBand)
 			}
 			if err == nil && len(failures) > 0 {
-				err = &gateFailure{failures: failures}
+				err = &gateFailure{failures: failures, missing: missing}
 			}
 			return err
 		},
@@ -158,6 +174,7 @@ adds every band; --csv prints the same rows, --json every band) of:
 	f.Float64Var(&crit.MinSSIM, "min-ssim", 0, "gate: fail (exit 3) if an input's mean SSIM is below this")
 	f.StringVar(&baseline, "baseline", "", "gate: JSON of an earlier eval --json to compare each input's PSNR with")
 	f.Float64Var(&crit.MaxDrop, "max-drop", 0, "gate: largest PSNR drop in dB below --baseline that still passes")
+	f.BoolVar(&crit.AllowMissing, "allow-missing", false, "gate: let an input lack voxels the reference has (scored on the voxels it has; every band must keep one)")
 	f.BoolVar(&noRef, "noref", false, "no clean reference: the estimated noise σ of every input, band by band (real data)")
 	f.StringVar(&noisyPath, "noisy", "", "with --noref: the noisy cube the inputs were denoised from; report what each removed: its σ, its correlation with the output, its lag-1 autocorrelations and its energy shares in column and row means (see above)")
 	f.StringVar(&estimator, "sigma-estimator", noise.MAD, "with --noref: mad, regression (HySime) or min")
@@ -175,10 +192,27 @@ adds every band; --csv prints the same rows, --json every band) of:
 // apart from errors (1), so that CI can tell a regression from a broken run.
 type gateFailure struct {
 	failures []string
+	// missing says that an input failed for lacking voxels, which
+	// --allow-missing would let pass: the message says so.
+	missing bool
 }
 
 func (e *gateFailure) Error() string {
-	return "gate failed:\n  " + strings.Join(e.failures, "\n  ")
+	msg := "gate failed:\n  " + strings.Join(e.failures, "\n  ")
+	if e.missing {
+		msg += "\n(--allow-missing scores an input on the voxels it has)"
+	}
+	return msg
+}
+
+// gateScores returns what the gate checks of a report: the mean scores
+// and the coverage.
+func gateScores(r *metrics.Report) gate.Scores {
+	s := gate.Scores{PSNR: r.PSNR, SSIM: r.SSIM, Scored: r.Scored, WithData: r.WithData}
+	for _, b := range r.Unscored() {
+		s.Unscored = append(s.Unscored, b+1)
+	}
+	return s
 }
 
 type evalRow struct {
@@ -198,17 +232,27 @@ func writeEvalTable(w io.Writer, rows []evalRow, perBand bool) error {
 		}
 	}
 	pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
-	fmt.Fprintf(w, "%s  %9s  %7s  %8s  %8s\n", pad("input"), "PSNR dB", "SSIM", "SAM °", "ERGAS")
+	fmt.Fprintf(w, "%s  %9s  %7s  %8s  %8s  %8s\n", pad("input"), "PSNR dB", "SSIM", "SAM °", "ERGAS", "covered")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s  %9.4f  %7.4f  %8.4f  %8.4f\n", pad(r.input), r.rep.PSNR, r.rep.SSIM, r.rep.SAM, r.rep.ERGAS)
+		fmt.Fprintf(w, "%s  %9.4f  %7.4f  %8.4f  %8.4f  %8s\n", pad(r.input), r.rep.PSNR, r.rep.SSIM, r.rep.SAM, r.rep.ERGAS, covered(r.rep.Scored, r.rep.WithData))
 		if !perBand {
 			continue
 		}
 		for b := range r.rep.BandPSNR {
-			fmt.Fprintf(w, "%s  %9.4f  %7.4f\n", pad(bandLabel(b, r.wavelengths)), r.rep.BandPSNR[b], r.rep.BandSSIM[b])
+			fmt.Fprintf(w, "%s  %9.4f  %7.4f  %8s  %8s  %8s\n", pad(bandLabel(b, r.wavelengths)), r.rep.BandPSNR[b], r.rep.BandSSIM[b],
+				"", "", covered(r.rep.BandScored[b], r.rep.BandWithData[b]))
 		}
 	}
 	return nil
+}
+
+// covered writes the share of the reference's voxels with data that were
+// scored, "—" when the reference has none.
+func covered(scored, withData int) string {
+	if withData == 0 {
+		return "—"
+	}
+	return gate.Percent(scored, withData)
 }
 
 // bandLabel names band b (0-based) for the per-band rows: its 1-based number
@@ -222,14 +266,16 @@ func bandLabel(b int, wavelengths []float64) string {
 
 func writeEvalCSV(w io.Writer, rows []evalRow, perBand bool) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"input", "band", "psnr", "ssim", "sam", "ergas"})
+	_ = cw.Write([]string{"input", "band", "psnr", "ssim", "sam", "ergas", "voxels_scored", "voxels_with_data"})
 	for _, r := range rows {
-		_ = cw.Write([]string{r.input, "mean", csvFloat(r.rep.PSNR), csvFloat(r.rep.SSIM), csvFloat(r.rep.SAM), csvFloat(r.rep.ERGAS)})
+		_ = cw.Write([]string{r.input, "mean", csvFloat(r.rep.PSNR), csvFloat(r.rep.SSIM), csvFloat(r.rep.SAM), csvFloat(r.rep.ERGAS),
+			strconv.Itoa(r.rep.Scored), strconv.Itoa(r.rep.WithData)})
 		if !perBand {
 			continue
 		}
 		for b := range r.rep.BandPSNR {
-			_ = cw.Write([]string{r.input, strconv.Itoa(b + 1), csvFloat(r.rep.BandPSNR[b]), csvFloat(r.rep.BandSSIM[b]), "", ""})
+			_ = cw.Write([]string{r.input, strconv.Itoa(b + 1), csvFloat(r.rep.BandPSNR[b]), csvFloat(r.rep.BandSSIM[b]), "", "",
+				strconv.Itoa(r.rep.BandScored[b]), strconv.Itoa(r.rep.BandWithData[b])})
 		}
 	}
 	cw.Flush()
@@ -244,9 +290,11 @@ func writeEvalJSON(w io.Writer, ref string, rows []evalRow) error {
 	out := scorejson.Report{Ref: ref, Results: make([]scorejson.Result, len(rows))}
 	for i, r := range rows {
 		res := scorejson.Result{Input: r.input, PSNR: scorejson.Float(r.rep.PSNR), SSIM: scorejson.Float(r.rep.SSIM),
-			SAM: scorejson.Float(r.rep.SAM), ERGAS: scorejson.Float(r.rep.ERGAS), Bands: make([]scorejson.Band, len(r.rep.BandPSNR))}
+			SAM: scorejson.Float(r.rep.SAM), ERGAS: scorejson.Float(r.rep.ERGAS),
+			Coverage: scorejson.Coverage{Scored: r.rep.Scored, WithData: r.rep.WithData}, Bands: make([]scorejson.Band, len(r.rep.BandPSNR))}
 		for b := range r.rep.BandPSNR {
-			res.Bands[b] = scorejson.Band{Band: b + 1, PSNR: scorejson.Float(r.rep.BandPSNR[b]), SSIM: scorejson.Float(r.rep.BandSSIM[b])}
+			res.Bands[b] = scorejson.Band{Band: b + 1, PSNR: scorejson.Float(r.rep.BandPSNR[b]), SSIM: scorejson.Float(r.rep.BandSSIM[b]),
+				Coverage: scorejson.Coverage{Scored: r.rep.BandScored[b], WithData: r.rep.BandWithData[b]}}
 		}
 		out.Results[i] = res
 	}

@@ -15,9 +15,10 @@ import (
 func TestEvalJSONIsABaseline(t *testing.T) {
 	rows := []evalRow{
 		{input: "denoised.hdr", rep: &metrics.Report{PSNR: 41.234567890123456, SSIM: 0.9876543210987654, SAM: 2.5, ERGAS: 7.25,
-			BandPSNR: []float64{40, 42.46913578024691}, BandSSIM: []float64{0.97, 1.0053086421975308}}},
+			BandPSNR: []float64{40, 42.46913578024691}, BandSSIM: []float64{0.97, 1.0053086421975308},
+			Scored: 7, WithData: 8, BandScored: []int{3, 4}, BandWithData: []int{4, 4}}},
 		{input: "exact.npy", rep: &metrics.Report{PSNR: math.Inf(1), SSIM: 1, SAM: math.NaN(), ERGAS: 0,
-			BandPSNR: []float64{math.Inf(1)}, BandSSIM: []float64{1}}},
+			BandPSNR: []float64{math.Inf(1)}, BandSSIM: []float64{1}, Scored: 4, WithData: 4, BandScored: []int{4}, BandWithData: []int{4}}},
 	}
 	var buf bytes.Buffer
 	if err := writeEvalJSON(&buf, "clean", rows); err != nil {

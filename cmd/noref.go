@@ -62,7 +62,36 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	case asCSV:
 		return writeNoRefCSV(w, rows, noisyPath != "", perBand)
 	}
-	return writeNoRefTable(w, rows, noisyPath != "", perBand)
+	if err := writeNoRefTable(w, rows, noisyPath != "", perBand); err != nil {
+		return err
+	}
+	return writeNoiseLevelTable(w, rows, noisyPath, perBand)
+}
+
+// writeNoiseLevelTable prints, after the σ table and a blank line, the
+// noise-level function σ²(x) = a·x + b of every input (with a noisy cube,
+// of the noisy cube alone, which every input shares): the noise model
+// decided on, the mean a and b over bands, the pooled slope statistic and
+// the median bright/dark variance ratio; perBand adds every band's a and
+// b.
+func writeNoiseLevelTable(w io.Writer, rows []norefRow, noisyPath string, perBand bool) error {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "noise of\tmodel\ta\tb\tslope z\tbright/dark\t")
+	if noisyPath != "" {
+		rows = []norefRow{{input: noisyPath, rep: rows[0].rep}}
+	}
+	for _, r := range rows {
+		nl := r.rep.NoiseLevel
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.1f\t%.2f\t\n", r.input, r.rep.NoiseModel(), r.rep.Mean.A, r.rep.Mean.B, nl.Z, nl.Ratio)
+		if !perBand {
+			continue
+		}
+		for i, b := range r.rep.Bands {
+			fmt.Fprintf(tw, "  band %d\t\t%.4f\t%.4f\t\n", i+1, b.A, b.B)
+		}
+	}
+	return tw.Flush()
 }
 
 // summaryRows are the rows that summarise a report over bands, in the
@@ -116,13 +145,15 @@ func writeNoRefTable(w io.Writer, rows []norefRow, residual, perBand bool) error
 
 // writeNoRefCSV prints, for every input, the rows "mean", "min" and "max"
 // over bands and, with perBand, a row for every band (1-based), as the
-// table does.
+// table does; each row ends with the noisy cube's a and b and its noise
+// model.
 func writeNoRefCSV(w io.Writer, rows []norefRow, residual, perBand bool) error {
 	cw := csv.NewWriter(w)
 	header := []string{"input", "band", "sigma"}
 	if residual {
 		header = append(header, "removed", "correlation", "lag_x", "lag_y", "column_share", "row_share")
 	}
+	header = append(header, "a", "b", "noise_model")
 	_ = cw.Write(header)
 	for _, r := range rows {
 		labels := []string{"mean", "min", "max"}
@@ -140,6 +171,7 @@ func writeNoRefCSV(w io.Writer, rows []norefRow, residual, perBand bool) error {
 					rec = append(rec, csvFloat(v))
 				}
 			}
+			rec = append(rec, csvFloat(b.A), csvFloat(b.B), r.rep.NoiseModel())
 			_ = cw.Write(rec)
 		}
 	}
@@ -159,6 +191,8 @@ type norefJSONBand struct {
 	LagY        *scorejson.Float `json:"lag_y,omitempty"`
 	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
 	RowShare    *scorejson.Float `json:"row_share,omitempty"`
+	A           scorejson.Float  `json:"a"`
+	B           scorejson.Float  `json:"b"`
 }
 
 // norefJSONResult is one input's assessment: the means over bands, their
@@ -172,6 +206,11 @@ type norefJSONResult struct {
 	LagY        *scorejson.Float `json:"lag_y,omitempty"`
 	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
 	RowShare    *scorejson.Float `json:"row_share,omitempty"`
+	A           scorejson.Float  `json:"a"`
+	B           scorejson.Float  `json:"b"`
+	NoiseModel  string           `json:"noise_model"`
+	NoiseZ      scorejson.Float  `json:"noise_z"`
+	NoiseRatio  scorejson.Float  `json:"noise_ratio"`
 	Min         norefJSONBand    `json:"min"`
 	Max         norefJSONBand    `json:"max"`
 	Bands       []norefJSONBand  `json:"bands"`
@@ -188,7 +227,8 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 	}
 	band := func(number int, b noref.Band) norefJSONBand {
 		return norefJSONBand{Band: number, Sigma: scorejson.Float(b.Sigma), Removed: opt(b.Removed), Correlation: opt(b.Correlation),
-			LagX: opt(b.LagX), LagY: opt(b.LagY), ColumnShare: opt(b.ColumnShare), RowShare: opt(b.RowShare)}
+			LagX: opt(b.LagX), LagY: opt(b.LagY), ColumnShare: opt(b.ColumnShare), RowShare: opt(b.RowShare),
+			A: scorejson.Float(b.A), B: scorejson.Float(b.B)}
 	}
 	out := struct {
 		Noisy   *string           `json:"noisy"`
@@ -201,6 +241,8 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 		m := band(0, r.rep.Mean)
 		res := norefJSONResult{Input: r.input, Sigma: m.Sigma, Removed: m.Removed, Correlation: m.Correlation,
 			LagX: m.LagX, LagY: m.LagY, ColumnShare: m.ColumnShare, RowShare: m.RowShare,
+			A: m.A, B: m.B, NoiseModel: r.rep.NoiseModel(),
+			NoiseZ: scorejson.Float(r.rep.NoiseLevel.Z), NoiseRatio: scorejson.Float(r.rep.NoiseLevel.Ratio),
 			Min: band(0, r.rep.Min), Max: band(0, r.rep.Max)}
 		for i, b := range r.rep.Bands {
 			res.Bands = append(res.Bands, band(i+1, b))

@@ -120,6 +120,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no progress or log lines on stderr")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { warnDeprecated(cmd) }
-	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newInspectCmd(), newAtomsCmd(), newBatchCmd())
+	root.AddCommand(newNoiseCmd(), newEvalCmd(), newTrainCmd(), newDenoiseCmd(), newCompareCmd(), newInspectCmd(), newNLFCmd(), newAtomsCmd(), newBatchCmd())
 	return root
 }

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
-// cmdStoreCube), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
+// cmdStoreCube), cropcube (cmdCropCube), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
 // maskcube (cmdMaskCube); two check outputs: samemissing
 // (cmdSameMissing), agree (cmdAgree) and pngpixel (cmdPNGPixel).
 func TestScripts(t *testing.T) {
@@ -70,10 +70,12 @@ func TestScripts(t *testing.T) {
 			"pngband":     cmdPNGBand,
 			"unhex":       cmdUnhex,
 			"storecube":   cmdStoreCube,
+			"cropcube":    cmdCropCube,
 			"sparse":      cmdSparse,
 			"nodatacube":  cmdNoDataCube,
 			"maskcube":    cmdMaskCube,
 			"samemissing": cmdSameMissing,
+			"setmissing":  cmdSetMissing,
 			"agree":       cmdAgree,
 			"pngpixel":    cmdPNGPixel,
 		},
@@ -217,6 +219,31 @@ func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 }
 
+// cmdCropCube writes a window of a cube's lines and samples, every band:
+// `cropcube SRC DST Y0 X0 HEIGHT WIDTH`. Scripts whose runs cost in
+// proportion to the voxels (2dsc codes every patch) use a narrow window of
+// the crop, which keeps the crop's lines, and so its strips, as they are.
+func cmdCropCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 6 {
+		ts.Fatalf("usage: cropcube SRC DST Y0 X0 HEIGHT WIDTH")
+	}
+	var n [4]int
+	for i, a := range args[2:] {
+		v, err := strconv.Atoi(a)
+		if err != nil || v < 0 {
+			ts.Fatalf("cropcube: bad number %q", a)
+		}
+		n[i] = v
+	}
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if n[0]+n[2] > c.Height || n[1]+n[3] > c.Width || n[2] < 1 || n[3] < 1 {
+		ts.Fatalf("cropcube: window %d×%d at (%d, %d) is not inside the %s cube", n[2], n[3], n[0], n[1], c.Size())
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c.Crop(n[0], n[1], 0, n[2], n[3], c.Bands), msi.WriteOptions{})
+	ts.Check(err)
+}
+
 // cmdNoDataCube writes an int16 ENVI cube with no-data voxels:
 // `nodatacube FILE.hdr HEIGHT WIDTH BANDS`, a smooth scene of reflectance
 // × 10000 (2000 to about 5000) with seeded Gaussian noise of σ 600, its
@@ -285,6 +312,33 @@ func cmdMaskCube(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	_, err := formats.Write(ts.MkAbs(args[0]), c, msi.WriteOptions{})
+	ts.Check(err)
+}
+
+// cmdSetMissing writes a copy of a cube with a box of voxels missing:
+// `setmissing SRC DST Y0 Y1 X0 X1 B0 B1` sets lines Y0 .. Y1−1, columns
+// X0 .. X1−1 of bands B0 .. B1−1 (0-based) to NaN and writes DST (a float
+// format) in SRC's units, as a denoiser that lost part of its output would.
+func cmdSetMissing(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 8 {
+		ts.Fatalf("usage: setmissing SRC DST Y0 Y1 X0 X1 B0 B1")
+	}
+	var n [6]int
+	for i, a := range args[2:] {
+		v, err := strconv.Atoi(a)
+		ts.Check(err)
+		n[i] = v
+	}
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	for b := n[4]; b < n[5]; b++ {
+		for y := n[0]; y < n[1]; y++ {
+			for x := n[2]; x < n[3]; x++ {
+				c.Set(y, x, b, math.NaN())
+			}
+		}
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{}.Like(c.Stored, false))
 	ts.Check(err)
 }
 

@@ -26,7 +26,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The patches, the dictionary and the Go codes, for numpy to read.
-go test -tags openblas -count=1 -run '^TestEncodePaperExport$' ./internal/tsc \
+go test -tags openblas -count=1 -run '^$' -bench 'EncodePaper/.*/auto/threads=1$' -benchtime 1x ./internal/tsc \
 	-args -encode-export "$work" >/dev/null
 
 go test -tags openblas -run '^$' -bench 'EncodePaper/.*/auto/' -count "$count" ./internal/tsc |

@@ -5,8 +5,9 @@ scripts/bench-encode.sh.
     encode-fista.py CROP_DIR EXPORT_DIR [--beta 50 100] [--repeat 3]
 
 CROP_DIR is the σ = 20 noisy balloons crop (reference/balloons_crop/
-noisy_sigma20 of the shared data); EXPORT_DIR holds what the Go test
-TestEncodePaperExport wrote: the patches, the dictionary and the Go codes.
+noisy_sigma20 of the shared data); EXPORT_DIR holds what the Go
+benchmark BenchmarkEncodePaper wrote there (given -encode-export): the
+patches, the dictionary and the Go codes.
 
 Every patch is a vector of its M·K = 125 values (band-major, as the Go
 Tensor layout stores a lateral slice) and the problem is

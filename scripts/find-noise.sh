@@ -12,7 +12,7 @@
 # in WORKDIR/cases (NAME_clean.hdr, NAME_c1.hdr … with their .json) are
 # measured as well. scripts/qrnn3d-sparse.py then writes every case's exact
 # sparse part, and the table is printed by
-# `go test ./internal/stages/sparsenoise -run TestMeasureQRNN3D -v`.
+# BenchmarkQRNN3D (internal/stages/sparsenoise).
 # Needs python3 with numpy and Pillow.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,4 +49,4 @@ for first in "$work"/cases/*_c1.hdr; do
 	name=$(basename "$first" _c1.hdr)
 	python3 scripts/qrnn3d-sparse.py "$work/cases" "$name" --seed 1
 done
-TDSC_QRNN3D_DIR=$(cd "$work/cases" && pwd) go test -count=1 ./internal/stages/sparsenoise -run TestMeasureQRNN3D -v | sed -n 's/^        |/|/p'
+TDSC_QRNN3D_DIR=$(cd "$work/cases" && pwd) go test -count=1 -run '^$' -bench '^BenchmarkQRNN3D$' -benchtime 1x -v ./internal/stages/sparsenoise | sed -n 's/^        |/|/p'

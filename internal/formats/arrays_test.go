@@ -14,6 +14,7 @@ import (
 	"tdsc/internal/formats/array"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // fixture returns the path of a file of testdata/arrays (made by
@@ -172,7 +173,7 @@ func TestArrayRoundTrip(t *testing.T) {
 			for _, axes := range []string{"", "HWB", "BHW", "WBH", "HBW", "BWH", "WHB"} {
 				for _, scale := range []float64{0, 1, 255, 255.0 / 65535} {
 					name := filepath.Join(dir, "x"+dtype+axes+ext)
-					c := randomCube(rng, 3+rng.IntN(3), 2+rng.IntN(4), 1+rng.IntN(5), 0, 255)
+					c := cubetest.Uniform(rng, 3+rng.IntN(3), 2+rng.IntN(4), 1+rng.IntN(5), 0, 255)
 					if rng.IntN(2) == 0 {
 						c.Wavelengths = make([]float64, c.Bands)
 						for i := range c.Wavelengths {
@@ -281,7 +282,7 @@ func TestWriteLikeSource(t *testing.T) {
 
 func TestWriteMATVariableName(t *testing.T) {
 	dir := t.TempDir()
-	c := randomCube(rand.New(rand.NewPCG(1, 2)), 2, 3, 4, 0, 255)
+	c := cubetest.Uniform(rand.New(rand.NewPCG(1, 2)), 2, 3, 4, 0, 255)
 	for _, tc := range []struct{ path, option, want string }{
 		{"a.mat", "", "cube"},
 		{"b.mat", "noisy", "noisy"},
@@ -323,7 +324,7 @@ func TestWriteMATVariableName(t *testing.T) {
 
 func TestArrayWriteAtomic(t *testing.T) {
 	dir := t.TempDir()
-	c := randomCube(rand.New(rand.NewPCG(3, 4)), 2, 3, 2, 0, 255)
+	c := cubetest.Uniform(rand.New(rand.NewPCG(3, 4)), 2, 3, 2, 0, 255)
 	for _, name := range []string{"x.npy", "x.mat"} {
 		path := filepath.Join(dir, name)
 		if _, err := Write(path, c, msi.WriteOptions{}); err != nil {
@@ -520,7 +521,7 @@ func openSource(path string, opts msi.ReadOptions) (*msi.Cube, msi.Storage, stri
 // [0, 255] values (scale 1); an integer output keeps the counts.
 func TestFloatCountsAsFraction(t *testing.T) {
 	dir := t.TempDir()
-	c := randomCube(rand.New(rand.NewPCG(9, 10)), 3, 4, 2, 3, 250)
+	c := cubetest.Uniform(rand.New(rand.NewPCG(9, 10)), 3, 4, 2, 3, 250)
 	for _, ext := range []string{".npy", ".mat"} {
 		for _, scale := range []float64{1, 255, 255.0 / 4095, 255.0 / 65535} {
 			path := filepath.Join(dir, "f"+ext)

@@ -17,16 +17,8 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
-
-// randomCube returns a cube of uniform random values in [lo, hi).
-func randomCube(rng *rand.Rand, h, w, bands int, lo, hi float64) *msi.Cube {
-	c := msi.NewCube(h, w, bands)
-	for i := range c.Data {
-		c.Data[i] = lo + (hi-lo)*rng.Float64()
-	}
-	return c
-}
 
 // writeFile writes data to dir/name and returns the path.
 func writeFile(t testing.TB, dir, name string, data []byte) string {
@@ -60,7 +52,7 @@ func fullMetadata(bands int) msi.Metadata {
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	dir := t.TempDir()
-	c := randomCube(rng, 3, 4, 2, 0, 255)
+	c := cubetest.Uniform(rng, 3, 4, 2, 0, 255)
 	for i := range c.Data {
 		c.Data[i] = float64(int(c.Data[i])) // whole levels survive every format exactly
 	}
@@ -309,7 +301,7 @@ func writeFortran(t *testing.T, src, dst string) {
 // reads: values, wavelengths and metadata.
 func TestWindowsMatchOpen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	c := randomCube(rng, 5, 3, 4, 0, 255)
+	c := cubetest.Uniform(rng, 5, 3, 4, 0, 255)
 	for i := range c.Data {
 		c.Data[i] = math.Round(c.Data[i])
 	}
@@ -360,7 +352,7 @@ func TestWindowsMatchOpen(t *testing.T) {
 // takes, and compares the files with Write's for the whole cube.
 func TestCreateWindowMatchesWrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
-	c := randomCube(rng, 7, 3, 4, -20, 300)
+	c := cubetest.Uniform(rng, 7, 3, 4, -20, 300)
 	c.Metadata = fullMetadata(c.Bands)
 	c.Processing = "tdsc test"
 	dir := t.TempDir()
@@ -472,7 +464,7 @@ func TestWindowRefusals(t *testing.T) {
 // cancelled, and leaves nothing behind: what an interrupted command
 // relies on.
 func TestWriteCancelled(t *testing.T) {
-	c := randomCube(rand.New(rand.NewPCG(5, 6)), 6, 4, 3, 0, 255)
+	c := cubetest.Uniform(rand.New(rand.NewPCG(5, 6)), 6, 4, 3, 0, 255)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	opts := msi.WriteOptions{Context: ctx}

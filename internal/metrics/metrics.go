@@ -6,7 +6,11 @@
 // data) in the reference or the input is left out of every figure: of its
 // band's MSE and mean, of every SSIM window that holds it, and its pixel
 // of the SAM; a band with no voxel left has NaN figures, which the means
-// over bands leave out.
+// over bands leave out. So that a score never hides what it left out, every
+// Report counts the voxels it scored against those with data in the
+// reference (its coverage): a voxel missing in the input only is data the
+// figures did not see, which a regression gate must not pass unremarked
+// (package gate).
 //
 // Definitions (the reference values were computed with numpy and
 // scikit-image, and these functions reproduce them):
@@ -47,6 +51,35 @@ type Report struct {
 	ERGAS    float64   // Wald's ERGAS
 	BandPSNR []float64 // PSNR of every band, dB
 	BandSSIM []float64 // SSIM of every band
+
+	// Coverage: the voxels scored (with data in the reference and the
+	// input) and the voxels with data in the reference, in all and band
+	// by band. Scored < WithData when the input lacks voxels the
+	// reference has.
+	Scored, WithData         int
+	BandScored, BandWithData []int
+}
+
+// Missing returns the number of voxels with data in the reference that
+// the input lacks, and so were not scored.
+func (r *Report) Missing() int { return r.WithData - r.Scored }
+
+// Coverage returns the fraction of the reference's voxels with data that
+// were scored, Scored/WithData, in [0, 1]; NaN when the reference has no
+// voxel with data.
+func (r *Report) Coverage() float64 { return float64(r.Scored) / float64(r.WithData) }
+
+// Unscored returns the 0-based bands in which the reference has data but
+// no voxel was scored: bands whose figures are NaN for want of the
+// input's voxels, not for want of the reference's.
+func (r *Report) Unscored() []int {
+	var bands []int
+	for b, n := range r.BandWithData {
+		if n > 0 && r.BandScored[b] == 0 {
+			bands = append(bands, b)
+		}
+	}
+	return bands
 }
 
 // Evaluate computes the metrics of x against the reference ref. It returns
@@ -62,7 +95,7 @@ func Evaluate(ctx context.Context, ref, x *msi.Cube) (*Report, error) {
 			ref.Size(), ssimWindow, ssimWindow)
 	}
 	nb := ref.Bands
-	r := &Report{BandPSNR: make([]float64, nb), BandSSIM: make([]float64, nb)}
+	r := &Report{BandPSNR: make([]float64, nb), BandSSIM: make([]float64, nb), BandScored: make([]int, nb), BandWithData: make([]int, nb)}
 	mse := make([]float64, nb)
 
 	workers := min(parallel.Workers(0), nb)
@@ -72,7 +105,8 @@ func Evaluate(ctx context.Context, ref, x *msi.Cube) (*Report, error) {
 			spaces[w] = newSSIMWorkspace(ref.Width)
 		}
 		rb, xb := ref.Band(b), x.Band(b)
-		mse[b] = meanSquaredError(rb, xb)
+		mse[b], r.BandScored[b] = squaredError(rb, xb)
+		r.BandWithData[b] = present(rb)
 		r.BandPSNR[b] = psnrFromMSE(mse[b])
 		r.BandSSIM[b] = spaces[w].ssim(rb, xb, ref.Height, ref.Width)
 		return nil
@@ -81,6 +115,10 @@ func Evaluate(ctx context.Context, ref, x *msi.Cube) (*Report, error) {
 		return nil, err
 	}
 
+	for b := range nb {
+		r.Scored += r.BandScored[b]
+		r.WithData += r.BandWithData[b]
+	}
 	r.PSNR = meanBands(r.BandPSNR)
 	r.SSIM = meanBands(r.BandSSIM)
 	r.SAM = SAM(ref, x)
@@ -170,17 +208,35 @@ func psnrFromMSE(mse float64) float64 {
 // meanSquaredError is the MSE of x against ref over the voxels missing
 // in neither (NaN when every voxel is).
 func meanSquaredError(ref, x []float64) float64 {
+	mse, _ := squaredError(ref, x)
+	return mse
+}
+
+// squaredError returns the MSE of x against ref over the voxels missing
+// in neither (NaN when every voxel is) and the number of those voxels.
+func squaredError(ref, x []float64) (mse float64, n int) {
 	if len(ref) != len(x) || len(ref) == 0 {
 		panic(fmt.Sprintf("metrics: bands of %d and %d values", len(ref), len(x)))
 	}
-	sum, n := 0.0, 0
+	sum := 0.0
 	for i, r := range ref {
 		if d := x[i] - r; !math.IsNaN(d) {
 			sum += d * d
 			n++
 		}
 	}
-	return sum / float64(n)
+	return sum / float64(n), n
+}
+
+// present counts the voxels of v that are not missing (NaN).
+func present(v []float64) int {
+	n := 0
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			n++
+		}
+	}
+	return n
 }
 
 // meanPresent is the mean of ref over the voxels missing in neither ref

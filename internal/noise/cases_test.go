@@ -9,6 +9,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/testenv/cubetest"
 )
 
 func mustCase(t *testing.T, src *msi.Cube, c Case, seed uint64) (*msi.Cube, *Applied) {
@@ -81,7 +82,7 @@ func caseBandKinds(t *testing.T, c1, ck *msi.Cube) (kinds []string, counts []int
 func TestSimulateCaseParts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	const h, w, bands = 30, 47, 31
-	src := randomCube(rng, h, w, bands)
+	src := cubetest.Uniform(rng, h, w, bands, 0, 255)
 	lo, hi := int(math.Ceil(0.05*w)), int(math.Ceil(0.15*w))
 	for seed := uint64(1); seed <= 3; seed++ {
 		c1, a1 := mustCase(t, src, CaseNonIID, seed)
@@ -155,7 +156,7 @@ func TestSimulateCaseParts(t *testing.T) {
 func TestSimulateCaseStatistics(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	const h, w, bands = 20, 40, 31
-	src := randomCube(rng, h, w, bands)
+	src := cubetest.Uniform(rng, h, w, bands, 0, 255)
 	lo, hi := int(math.Ceil(0.05*w)), int(math.Ceil(0.15*w))
 	sigmaCount := map[float64]int{}
 	densityCount := map[float64]int{}
@@ -239,7 +240,7 @@ func TestSimulateCaseStatistics(t *testing.T) {
 
 func TestSimulateCaseIsReproducible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
-	src := randomCube(rng, 16, 18, 12)
+	src := cubetest.Uniform(rng, 16, 18, 12, 0, 255)
 	for c := CaseNonIID; c <= CaseMixture; c++ {
 		a, appliedA := mustCase(t, src, c, 7)
 		b, _ := mustCase(t, src, c, 7)
@@ -267,7 +268,7 @@ func TestSimulateCaseIsReproducible(t *testing.T) {
 // part; the mixture takes floor(B/3) bands per part and refuses B < 3.
 func TestSimulateCaseFewBands(t *testing.T) {
 	rng := rand.New(rand.NewPCG(47, 48))
-	src := randomCube(rng, 12, 20, 5)
+	src := cubetest.Uniform(rng, 12, 20, 5, 0, 255)
 	_, a := mustCase(t, src, CaseStripe, 1)
 	if len(a.StripeBands) != 5 {
 		t.Errorf("5 bands: stripes on %v, want all", a.StripeBands)
@@ -276,7 +277,7 @@ func TestSimulateCaseFewBands(t *testing.T) {
 	if len(a.StripeBands) != 1 || len(a.DeadColumnBands) != 1 || len(a.ImpulseBands) != 1 {
 		t.Errorf("5 bands: mixture %v %v %v, want one band each", a.StripeBands, a.DeadColumnBands, a.ImpulseBands)
 	}
-	_, _, err := SimulateCase(nil, randomCube(rng, 8, 8, 2), CaseMixture, 1)
+	_, _, err := SimulateCase(nil, cubetest.Uniform(rng, 8, 8, 2, 0, 255), CaseMixture, 1)
 	var oe *option.Error
 	if !errors.As(err, &oe) || oe.Field != "case" {
 		t.Errorf("2-band mixture: error %v, want an option error for case", err)
@@ -310,7 +311,7 @@ func TestParseCase(t *testing.T) {
 func TestSimulateDead(t *testing.T) {
 	rng := rand.New(rand.NewPCG(49, 50))
 	const h, w, bands = 24, 36, 10
-	src := randomCube(rng, h, w, bands)
+	src := cubetest.Uniform(rng, h, w, bands, 0, 255)
 	base := Spec{SigmaRange: Range{10, 30}, StripeBands: 0.2, Seed: 5}
 	plain, _ := mustSimulate(t, src, base)
 	spec := base

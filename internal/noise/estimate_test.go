@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // directHaarEstimate follows scikit-image step by step: pad an odd band
@@ -133,7 +134,7 @@ func TestEstimateNoisyBalloons(t *testing.T) {
 
 func BenchmarkEstimate(b *testing.B) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	c := randomCube(rng, 512, 512, 31)
+	c := cubetest.Uniform(rng, 512, 512, 31, 0, 255)
 	for b.Loop() {
 		Estimate(c)
 	}

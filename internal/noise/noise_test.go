@@ -9,19 +9,12 @@ import (
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv"
+	"tdsc/internal/testenv/cubetest"
 )
-
-func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
-	c := msi.NewCube(h, w, b)
-	for i := range c.Data {
-		c.Data[i] = 255 * rng.Float64()
-	}
-	return c
-}
 
 func TestAddIsReproducible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	src := randomCube(rng, 13, 17, 5)
+	src := cubetest.Uniform(rng, 13, 17, 5, 0, 255)
 	src.Wavelengths = []float64{400, 410, 420, 430, 440}
 	orig := src.Clone()
 
@@ -63,7 +56,7 @@ func TestAddIsReproducible(t *testing.T) {
 
 func TestAddNoiseStatistics(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	src := randomCube(rng, 64, 64, 31)
+	src := cubetest.Uniform(rng, 64, 64, 31, 0, 255)
 	const sigma = 7.0
 	noisy := Add(nil, src, sigma, 5)
 	n := float64(len(src.Data))

@@ -13,6 +13,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // constantBands returns an h×w cube whose band b holds levels[b] everywhere.
@@ -70,7 +71,7 @@ func TestPoissonGaussianMoments(t *testing.T) {
 // Gaussian part of any Poisson-Gaussian cube is Add's stream.
 func TestPoissonGaussianWithoutGainIsAdd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	clean := randomCube(rng, 17, 23, 4)
+	clean := cubetest.Uniform(rng, 17, 23, 4, 0, 255)
 	got, _ := mustSimulate(t, clean, Spec{PoissonGaussian: []Level{{0, 900}}, Seed: 8})
 	want := Add(nil, clean, 30, 8)
 	for i := range want.Data {
@@ -110,7 +111,7 @@ func TestGaussianTwin(t *testing.T) {
 // Gaussian noise of the same seed: each has its own stream.
 func TestPoissonGaussianKeepsSparseParts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	clean := randomCube(rng, 40, 40, 12)
+	clean := cubetest.Uniform(rng, 40, 40, 12, 0, 255)
 	for i := range clean.Data {
 		clean.Data[i] *= 255
 	}

@@ -10,6 +10,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // directRegressionSigmas fits every band of c on a constant and all the
@@ -51,7 +52,7 @@ func directRegressionSigmas(t *testing.T, c *msi.Cube) []float64 {
 func TestRegressionMatchesDirectLeastSquares(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, size := range [][3]int{{9, 7, 5}, {6, 6, 2}, {5, 11, 8}} {
-		c := randomCube(rng, size[0], size[1], size[2])
+		c := cubetest.Uniform(rng, size[0], size[1], size[2], 0, 255)
 		// Correlate the bands a little, as real spectra are.
 		n := size[0] * size[1]
 		for b := 1; b < c.Bands; b++ {

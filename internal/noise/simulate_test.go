@@ -9,6 +9,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/testenv/cubetest"
 )
 
 func mustSimulate(t *testing.T, src *msi.Cube, spec Spec) (*msi.Cube, *Applied) {
@@ -22,7 +23,7 @@ func mustSimulate(t *testing.T, src *msi.Cube, spec Spec) (*msi.Cube, *Applied) 
 
 func TestSimulateBandSigmas(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	src := randomCube(rng, 192, 192, 12)
+	src := cubetest.Uniform(rng, 192, 192, 12, 0, 255)
 	spec := Spec{SigmaRange: Range{10, 70}, Seed: 9}
 	noisy, applied := mustSimulate(t, src, spec)
 	if len(applied.Sigmas) != src.Bands {
@@ -59,7 +60,7 @@ func TestSimulateBandSigmas(t *testing.T) {
 
 func TestSimulateSingleSigmaIsAdd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
-	src := randomCube(rng, 21, 19, 7)
+	src := cubetest.Uniform(rng, 21, 19, 7, 0, 255)
 	want := Add(nil, src, 25, 77)
 	got, applied := mustSimulate(t, src, Spec{Sigma: 25, Seed: 77})
 	for i := range want.Data {
@@ -79,7 +80,7 @@ func TestSimulateSingleSigmaIsAdd(t *testing.T) {
 
 func TestSimulateIsReproducible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 36))
-	src := randomCube(rng, 24, 20, 10)
+	src := cubetest.Uniform(rng, 24, 20, 10, 0, 255)
 	spec := Spec{SigmaRange: Range{5, 50}, StripeBands: 0.3, ImpulseBands: 0.4, ImpulseDensity: 0.2, Seed: 3}
 	a, appliedA := mustSimulate(t, src, spec)
 	b, _ := mustSimulate(t, src, spec)
@@ -118,7 +119,7 @@ func TestSimulateIsReproducible(t *testing.T) {
 func TestSimulateStripes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(37, 38))
 	const h, w, bands = 16, 50, 20
-	src := randomCube(rng, h, w, bands)
+	src := cubetest.Uniform(rng, h, w, bands, 0, 255)
 	base := Spec{SigmaRange: Range{10, 30}, Seed: 11}
 	plain, _ := mustSimulate(t, src, base)
 	for _, tc := range []struct {
@@ -181,7 +182,7 @@ func TestSimulateStripes(t *testing.T) {
 func TestSimulateImpulses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
 	const h, w, bands = 40, 30, 10
-	src := randomCube(rng, h, w, bands)
+	src := cubetest.Uniform(rng, h, w, bands, 0, 255)
 	for i := range src.Data {
 		src.Data[i] = 1 + 253*rng.Float64() // never exactly 0 or 255
 	}

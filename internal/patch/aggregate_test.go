@@ -7,6 +7,7 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // fakeReconstruction fills lateral slice j of rec and means[j] with values
@@ -145,7 +146,7 @@ func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, sh := range shapes {
 		g := sh.grid(t)
-		c := randomCube(rng, sh.h, sh.w, sh.b)
+		c := cubetest.Uniform(rng, sh.h, sh.w, sh.b, 0, 255)
 		for _, run := range []struct {
 			name              string
 			workers, batch    int
@@ -271,7 +272,7 @@ func TestNoAllocations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	sh := shape{40, 37, 9, 5, 5, 1}
 	g := sh.grid(t)
-	c := randomCube(rng, sh.h, sh.w, sh.b)
+	c := cubetest.Uniform(rng, sh.h, sh.w, sh.b, 0, 255)
 	const batch = 64
 	x := g.NewTensor(batch)
 	means := make([]float64, batch)

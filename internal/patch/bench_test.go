@@ -7,6 +7,7 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // BenchmarkExtractAggregate extracts every step-1 5×5×5 patch of a
@@ -14,7 +15,7 @@ import (
 // around the sparse coding.
 func BenchmarkExtractAggregate(b *testing.B) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	c := randomCube(rng, 512, 512, 31)
+	c := cubetest.Uniform(rng, 512, 512, 31, 0, 255)
 	g, err := NewGrid(512, 512, 31, 5, 5, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -51,7 +52,7 @@ func BenchmarkExtractAggregate(b *testing.B) {
 // patches of a 512×512×31 cube and reports the time per patch.
 func benchmarkBatches(b *testing.B, op func(x *tproduct.Tensor, means []float64, c *msi.Cube, g *Grid, agg *Aggregator, start int)) {
 	rng := rand.New(rand.NewPCG(53, 54))
-	c := randomCube(rng, 512, 512, 31)
+	c := cubetest.Uniform(rng, 512, 512, 31, 0, 255)
 	g, err := NewGrid(512, 512, 31, 5, 5, 1)
 	if err != nil {
 		b.Fatal(err)

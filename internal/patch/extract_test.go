@@ -7,6 +7,7 @@ import (
 
 	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // checkPatch compares lateral slice j of x plus mean with the p×p×q block of
@@ -33,7 +34,7 @@ func TestExtract(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, sh := range shapes {
 		g := sh.grid(t)
-		c := randomCube(rng, sh.h, sh.w, sh.b)
+		c := cubetest.Uniform(rng, sh.h, sh.w, sh.b, 0, 255)
 		pos := oraclePositions(sh)
 		for range 5 {
 			start := rng.IntN(g.Len())
@@ -59,7 +60,7 @@ func TestExtractIndices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	for _, sh := range shapes {
 		g := sh.grid(t)
-		c := randomCube(rng, sh.h, sh.w, sh.b)
+		c := cubetest.Uniform(rng, sh.h, sh.w, sh.b, 0, 255)
 		pos := oraclePositions(sh)
 		idx := make([]int, 1+rng.IntN(40))
 		for j := range idx {
@@ -81,7 +82,7 @@ func TestExtractAt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	for _, sh := range shapes {
 		g := sh.grid(t)
-		c := randomCube(rng, sh.h, sh.w, sh.b)
+		c := cubetest.Uniform(rng, sh.h, sh.w, sh.b, 0, 255)
 		x := g.NewTensor(1)
 		for y := 0; y+sh.p <= sh.h; y++ {
 			for xx := 0; xx+sh.p <= sh.w; xx++ {

@@ -3,14 +3,11 @@ package patch
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"tdsc/internal/msi"
 )
 
 // shape is a cube size, a patch size and a step.
@@ -64,14 +61,6 @@ func oraclePositions(sh shape) [][3]int {
 		}
 	}
 	return out
-}
-
-func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
-	c := msi.NewCube(h, w, b)
-	for i := range c.Data {
-		c.Data[i] = 255 * rng.Float64()
-	}
-	return c
 }
 
 func TestNewGridErrors(t *testing.T) {

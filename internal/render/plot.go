@@ -161,9 +161,6 @@ const (
 // finite values of every series, widened to whole tick steps; a flat range
 // is widened by 1 either side. It returns the frame it drew in.
 func linePlot(img draw.Image, box image.Rectangle, title string, xs []float64, xName string, series []Series) plotFrame {
-	ink := color.RGBA{A: 255}
-	grid := color.RGBA{R: 225, G: 225, B: 225, A: 255}
-	data := image.Rect(box.Min.X+plotLeft, box.Min.Y+plotTop, box.Max.X-plotRight, box.Max.Y-plotBottom)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, v := range s.Values {
@@ -175,24 +172,54 @@ func linePlot(img draw.Image, box image.Rectangle, title string, xs []float64, x
 	if lo > hi {
 		lo, hi = 0, 1
 	}
-	if hi == lo {
-		lo, hi = lo-1, hi+1
+	f := drawFrame(img, box, title, xName, xs[0], xs[len(xs)-1], lo, hi)
+	for _, s := range series {
+		prevX, prevY, have := 0, 0, false
+		for i, v := range s.Values {
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				have = false
+				continue
+			}
+			px, py := f.x.pixel(xs[i]), f.y.pixel(v)
+			if have {
+				drawLine(img, prevX, prevY, px, py, s.Color, f.data)
+			} else if (image.Point{X: px, Y: py}).In(f.data) {
+				img.Set(px, py, s.Color)
+			}
+			prevX, prevY, have = px, py, true
+		}
 	}
-	yStep := niceStep(hi-lo, max(2, data.Dy()/(2*lineHeight)))
-	lo, hi = math.Floor(lo/yStep)*yStep, math.Ceil(hi/yStep)*yStep
-	xLo, xHi := xs[0], xs[len(xs)-1]
+	drawAxes(img, box, f)
+	return f
+}
+
+// drawFrame draws, inside box of img, the frame of a plot of [xLo, xHi] ×
+// [yLo, yHi]: the title above, horizontal grid lines with labelled ticks on
+// the vertical axis, labelled ticks on the horizontal axis and xName below
+// it. The vertical range is widened to whole tick steps, and a flat range
+// on either axis by 1 either side. It returns the frame; the axes
+// themselves are drawn by drawAxes, after the data.
+func drawFrame(img draw.Image, box image.Rectangle, title, xName string, xLo, xHi, yLo, yHi float64) plotFrame {
+	ink := color.RGBA{A: 255}
+	grid := color.RGBA{R: 225, G: 225, B: 225, A: 255}
+	data := image.Rect(box.Min.X+plotLeft, box.Min.Y+plotTop, box.Max.X-plotRight, box.Max.Y-plotBottom)
+	if yHi == yLo {
+		yLo, yHi = yLo-1, yHi+1
+	}
+	yStep := niceStep(yHi-yLo, max(2, data.Dy()/(2*lineHeight)))
+	yLo, yHi = math.Floor(yLo/yStep)*yStep, math.Ceil(yHi/yStep)*yStep
 	if xHi == xLo {
 		xLo, xHi = xLo-1, xHi+1
 	}
 	f := plotFrame{
 		data: data,
 		x:    axis{lo: xLo, hi: xHi, p0: data.Min.X, p1: data.Max.X - 1},
-		y:    axis{lo: lo, hi: hi, p0: data.Max.Y - 1, p1: data.Min.Y},
+		y:    axis{lo: yLo, hi: yHi, p0: data.Max.Y - 1, p1: data.Min.Y},
 	}
 	drawText(img, box.Min.X+plotLeft, box.Min.Y+2, title, ink)
 
 	// Horizontal grid lines and the vertical axis's labels.
-	yt, yDec := ticks(lo, hi, yStep)
+	yt, yDec := ticks(yLo, yHi, yStep)
 	for _, v := range yt {
 		p := f.y.pixel(v)
 		drawLine(img, data.Min.X, p, data.Max.X-1, p, grid, data)
@@ -210,25 +237,12 @@ func linePlot(img draw.Image, box image.Rectangle, title string, xs []float64, x
 		drawText(img, p-textWidth(s)/2, data.Max.Y+tickLength+1, s, ink)
 	}
 	drawText(img, data.Min.X+(data.Dx()-textWidth(xName))/2, data.Max.Y+tickLength+lineHeight, xName, ink)
-
-	for _, s := range series {
-		prevX, prevY, have := 0, 0, false
-		for i, v := range s.Values {
-			if math.IsInf(v, 0) || math.IsNaN(v) {
-				have = false
-				continue
-			}
-			px, py := f.x.pixel(xs[i]), f.y.pixel(v)
-			if have {
-				drawLine(img, prevX, prevY, px, py, s.Color, data)
-			} else if (image.Point{X: px, Y: py}).In(data) {
-				img.Set(px, py, s.Color)
-			}
-			prevX, prevY, have = px, py, true
-		}
-	}
-	// The axes last, over the data.
-	drawLine(img, data.Min.X-1, data.Min.Y, data.Min.X-1, data.Max.Y, ink, box)
-	drawLine(img, data.Min.X-1, data.Max.Y, data.Max.X-1, data.Max.Y, ink, box)
 	return f
+}
+
+// drawAxes draws the two axes of the frame f inside box, over the data.
+func drawAxes(img draw.Image, box image.Rectangle, f plotFrame) {
+	ink := color.RGBA{A: 255}
+	drawLine(img, f.data.Min.X-1, f.data.Min.Y, f.data.Min.X-1, f.data.Max.Y, ink, box)
+	drawLine(img, f.data.Min.X-1, f.data.Max.Y, f.data.Max.X-1, f.data.Max.Y, ink, box)
 }

@@ -111,9 +111,22 @@ func fourierFlops(r, k int) float64 {
 // 25×30×5 dictionary (normalised patches), 50 FISTA iterations, Tol 0, at
 // two β giving realistic sparsity, for each evaluation path and thread
 // count. gflops is measured against the Fourier-domain flop count.
+//
+// Given a folder by -encode-export (after -args), it also writes there
+// what an outside implementation needs to solve the same problem and check
+// its answer (the numpy baseline of scripts/bench-encode.sh): the patches
+// (patches.f64, N×K×M), the dictionary (dictionary.f64, R×K×M) and the
+// codes of the default path after the 50 iterations (codes-beta<β>.f64,
+// N×K×R, written by the threads=1 runs; the codes are the same for any
+// thread count), all little-endian float64 in the Tensor layout, i.e. C
+// order with the indices listed.
 func BenchmarkEncodePaper(b *testing.B) {
 	x := encBalloonsPatches(b)
 	d := encPatchDictionary(x, 30, 1)
+	if *encodeExport != "" {
+		exportFloats(b, "patches.f64", x.Data)
+		exportFloats(b, "dictionary.f64", d.Data)
+	}
 	const iters = 50
 	for _, beta := range []float64{50, 100} {
 		for _, p := range encPaths {
@@ -134,44 +147,28 @@ func BenchmarkEncodePaper(b *testing.B) {
 					b.ReportMetric(sec, "s/op")
 					b.ReportMetric(100*float64(nnz)/float64(len(codes.Data)), "%nonzero")
 					b.ReportMetric(fourierFlops(30, 5)*iters*float64(x.N)/sec/1e9, "GFLOP/s-eq")
+					if *encodeExport != "" && p.path == pathAuto && threads == 1 {
+						exportFloats(b, fmt.Sprintf("codes-beta%g.f64", beta), codes.Data)
+					}
 				})
 			}
 		}
 	}
 }
 
-// encodeExport names the folder TestEncodePaperExport writes to (the flag
-// -encode-export after -args); empty skips that test.
-var encodeExport = flag.String("encode-export", "", "folder for TestEncodePaperExport's raw float64 files")
+// encodeExport names the folder BenchmarkEncodePaper writes its problem
+// and codes to (the flag -encode-export after -args); empty writes nothing.
+var encodeExport = flag.String("encode-export", "", "folder for BenchmarkEncodePaper's raw float64 files")
 
-// TestEncodePaperExport writes what an outside implementation needs to
-// solve BenchmarkEncodePaper's problem and check its answer (the numpy
-// baseline of scripts/bench-encode.sh): the patches (patches.f64, N×K×M),
-// the dictionary (dictionary.f64, R×K×M) and the codes after the same 50
-// iterations (codes-beta<β>.f64, N×K×R), all little-endian float64 in the
-// Tensor layout, i.e. C order with the indices listed.
-func TestEncodePaperExport(t *testing.T) {
-	if *encodeExport == "" {
-		t.Skip("no -encode-export folder")
+// exportFloats writes data into the -encode-export folder as the file
+// name, little-endian float64.
+func exportFloats(b *testing.B, name string, data []float64) {
+	buf := make([]byte, 8*len(data))
+	for i, v := range data {
+		binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(v))
 	}
-	x := encBalloonsPatches(t)
-	d := encPatchDictionary(x, 30, 1)
-	write := func(name string, data []float64) {
-		buf := make([]byte, 8*len(data))
-		for i, v := range data {
-			binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(v))
-		}
-		if err := os.WriteFile(filepath.Join(*encodeExport, name), buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("patches.f64", x.Data)
-	write("dictionary.f64", d.Data)
-	for _, beta := range []float64{50, 100} {
-		e := encMustEncoder(t, d, EncodeOptions{Beta: beta, MaxIter: 50}, pathAuto)
-		codes := tproduct.NewTensor(30, x.N, 5)
-		e.encodeAll(t.Context(), codes, x, false, 0)
-		write(fmt.Sprintf("codes-beta%g.f64", beta), codes.Data)
+	if err := os.WriteFile(filepath.Join(*encodeExport, name), buf, 0o644); err != nil {
+		b.Fatal(err)
 	}
 }
 

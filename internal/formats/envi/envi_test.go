@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
 
 func TestENVIRoundTrip(t *testing.T) {
@@ -380,8 +381,8 @@ func TestReadENVIErrors(t *testing.T) {
 
 func TestENVIOverwriteAndFailure(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	first := randomCube(rng, 3, 4, 2, -50, 300)
-	second := randomCube(rng, 3, 4, 5, -50, 300)
+	first := cubetest.Uniform(rng, 3, 4, 2, -50, 300)
+	second := cubetest.Uniform(rng, 3, 4, 5, -50, 300)
 	dir := t.TempDir()
 	hdr := filepath.Join(dir, "n.hdr")
 
@@ -445,7 +446,7 @@ func float32Values(xs []float64) []float64 {
 
 func BenchmarkOpenENVI(b *testing.B) {
 	rng := rand.New(rand.NewPCG(25, 26))
-	c := randomCube(rng, 512, 512, 31, -60, 315)
+	c := cubetest.Uniform(rng, 512, 512, 31, -60, 315)
 	hdr := filepath.Join(b.TempDir(), "n.hdr")
 	if err := write(hdr, c, msi.WriteOptions{}); err != nil {
 		b.Fatal(err)
@@ -459,7 +460,7 @@ func BenchmarkOpenENVI(b *testing.B) {
 
 func BenchmarkWriteENVI(b *testing.B) {
 	rng := rand.New(rand.NewPCG(27, 28))
-	c := randomCube(rng, 512, 512, 31, -60, 315)
+	c := cubetest.Uniform(rng, 512, 512, 31, -60, 315)
 	hdr := filepath.Join(b.TempDir(), "n.hdr")
 	for b.Loop() {
 		if err := write(hdr, c, msi.WriteOptions{Force: true}); err != nil {

@@ -1,7 +1,6 @@
 package envi
 
 import (
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,15 +10,6 @@ import (
 
 // openCube reads the ENVI cube at path with the default options.
 func openCube(path string) (*msi.Cube, error) { return Format.Open(path, msi.ReadOptions{}) }
-
-// randomCube returns a cube of uniform random values in [lo, hi).
-func randomCube(rng *rand.Rand, h, w, bands int, lo, hi float64) *msi.Cube {
-	c := msi.NewCube(h, w, bands)
-	for i := range c.Data {
-		c.Data[i] = lo + (hi-lo)*rng.Float64()
-	}
-	return c
-}
 
 // writeFile writes data to dir/name and returns the path.
 func writeFile(t testing.TB, dir, name string, data []byte) string {

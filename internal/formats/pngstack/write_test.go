@@ -11,16 +11,8 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
-
-// randomCube returns a cube of uniform random values in [lo, hi).
-func randomCube(rng *rand.Rand, h, w, bands int, lo, hi float64) *msi.Cube {
-	c := msi.NewCube(h, w, bands)
-	for i := range c.Data {
-		c.Data[i] = lo + (hi-lo)*rng.Float64()
-	}
-	return c
-}
 
 // dirNames returns the sorted names in dir.
 func dirNames(t *testing.T, dir string) []string {
@@ -38,7 +30,7 @@ func dirNames(t *testing.T, dir string) []string {
 
 func TestPNGStackRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	c := randomCube(rng, 9, 14, 31, -20, 275)
+	c := cubetest.Uniform(rng, 9, 14, 31, -20, 275)
 	c.Data[0], c.Data[1], c.Data[2] = 0, 255, 127.5
 	wantClipped := 0
 	for _, v := range c.Data {
@@ -82,7 +74,7 @@ func TestPNGStackRoundTrip(t *testing.T) {
 
 func TestPNGStackManyBandsAndScene(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	c := randomCube(rng, 2, 3, 100, 0, 255)
+	c := cubetest.Uniform(rng, 2, 3, 100, 0, 255)
 	c.Wavelengths = make([]float64, 100)
 	dir := filepath.Join(t.TempDir(), "out")
 	if _, err := writeStack(dir, c, "wide", msi.WriteOptions{}); err != nil {
@@ -108,8 +100,8 @@ func TestPNGStackManyBandsAndScene(t *testing.T) {
 
 func TestPNGStackOverwrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	first := randomCube(rng, 4, 5, 5, 0, 255)
-	second := randomCube(rng, 4, 5, 3, 0, 255)
+	first := cubetest.Uniform(rng, 4, 5, 5, 0, 255)
+	second := cubetest.Uniform(rng, 4, 5, 3, 0, 255)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "s")
 	if _, err := writeStack(dir, first, "", msi.WriteOptions{}); err != nil {
@@ -160,7 +152,7 @@ func TestPNGStackOverwrite(t *testing.T) {
 // behind and an existing output is kept.
 func TestPNGStackNoPartialOutput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
-	bad := randomCube(rng, 6, 7, 8, 0, 255)
+	bad := cubetest.Uniform(rng, 6, 7, 8, 0, 255)
 	bad.Set(5, 2, 7, math.Inf(-1))
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
@@ -172,7 +164,7 @@ func TestPNGStackNoPartialOutput(t *testing.T) {
 		t.Fatalf("failed write left %v behind", names)
 	}
 
-	good := randomCube(rng, 6, 7, 8, 0, 255)
+	good := cubetest.Uniform(rng, 6, 7, 8, 0, 255)
 	if _, err := writeStack(dir, good, "", msi.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +225,7 @@ func TestPNGStackWriteErrors(t *testing.T) {
 
 func BenchmarkWriteStack(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 20))
-	c := randomCube(rng, 512, 512, 31, 0, 255)
+	c := cubetest.Uniform(rng, 512, 512, 31, 0, 255)
 	parent := b.TempDir()
 	i := 0
 	for b.Loop() {

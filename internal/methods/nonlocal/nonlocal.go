@@ -180,7 +180,7 @@ type Denoiser struct {
 	Report report.Reporter
 
 	// afterStage, if not nil, is given every stage's estimate and time
-	// (the stage table of docs/results.md, TestStages).
+	// (the stage table of docs/results.md, BenchmarkStages).
 	afterStage func(name string, x *msi.Cube, took time.Duration)
 }
 

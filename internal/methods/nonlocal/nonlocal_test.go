@@ -21,14 +21,6 @@ import (
 	"tdsc/internal/testenv/cubetest"
 )
 
-func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
-	c := msi.NewCube(h, w, b)
-	for i := range c.Data {
-		c.Data[i] = rng.Float64() * 255
-	}
-	return c
-}
-
 // TestCollaborateIdentity: groups whose estimate is their own noisy patches
 // average back to the cube exactly, whatever the weights, and voxels are
 // combined in an order that does not depend on the number of workers.
@@ -42,7 +34,7 @@ func TestCollaborateIdentity(t *testing.T) {
 		{50, 20, 2, blockmatch.Options{Patch: 3, Step: 2, Window: 5, K: 4}},
 		{12, 12, 1, blockmatch.Options{Patch: 5, Step: 5, Window: 31, K: 16}},
 	} {
-		c := randomCube(rng, sh.h, sh.w, sh.b)
+		c := cubetest.Uniform(rng, sh.h, sh.w, sh.b, 0, 255)
 		m, err := blockmatch.New(sh.h, sh.w, sh.o)
 		if err != nil {
 			t.Fatal(err)
@@ -81,7 +73,7 @@ func TestCollaborateIdentity(t *testing.T) {
 // its blocks), and spectralInverse undoes it for the orthonormal DCT.
 func TestSpectral(t *testing.T) {
 	const h, w, b = 50, 47, 5
-	c := randomCube(rand.New(rand.NewPCG(9, 10)), h, w, b)
+	c := cubetest.Uniform(rand.New(rand.NewPCG(9, 10)), h, w, b, 0, 255)
 	dct := groupwiener.DCTMatrix(b)
 	pc := spectralInterleaved(c, dct)
 	for y := range h {
@@ -115,7 +107,7 @@ func TestSpectral(t *testing.T) {
 // interleave's blocks is where pixelCube says.
 func TestInterleave(t *testing.T) {
 	const h, w, b = 50, 47, 3
-	c := randomCube(rand.New(rand.NewPCG(11, 12)), h, w, b)
+	c := cubetest.Uniform(rand.New(rand.NewPCG(11, 12)), h, w, b, 0, 255)
 	pc := interleave(c)
 	for k := range b {
 		for i, v := range c.Band(k) {
@@ -130,7 +122,7 @@ func TestInterleave(t *testing.T) {
 // element (j, b, dy, dx) of one at the place of the other.
 func TestGatherLayouts(t *testing.T) {
 	const h, w, c, p = 9, 11, 3, 4
-	cube := randomCube(rand.New(rand.NewPCG(7, 8)), h, w, c)
+	cube := cubetest.Uniform(rand.New(rand.NewPCG(7, 8)), h, w, c, 0, 255)
 	group := []int32{0, 5*w + 7, 2*w + 3}
 	bm := make([]float64, len(group)*c*p*p)
 	pm := make([]float64, len(bm))
@@ -157,8 +149,8 @@ func TestGatherLayouts(t *testing.T) {
 
 // TestCollaborateFallback: voxels that no group reaches keep the fallback.
 func TestCollaborateFallback(t *testing.T) {
-	c := randomCube(rand.New(rand.NewPCG(3, 4)), 10, 10, 2)
-	fallback := randomCube(rand.New(rand.NewPCG(5, 6)), 10, 10, 2)
+	c := cubetest.Uniform(rand.New(rand.NewPCG(3, 4)), 10, 10, 2, 0, 255)
+	fallback := cubetest.Uniform(rand.New(rand.NewPCG(5, 6)), 10, 10, 2, 0, 255)
 	m, _ := blockmatch.New(10, 10, blockmatch.Options{Patch: 2, Step: 2, Window: 3, K: 1})
 	zero := func() groupEstimator {
 		return func(pos []int32, est []float64) float64 { interleave(c).gather(est, pos, 2, bandMajor); return 0 }

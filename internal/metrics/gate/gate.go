@@ -7,6 +7,14 @@
 // floor, a drop is allowed when the PSNR is at least the baseline's minus
 // MaxDrop. An exact input has PSNR +Inf (null in the JSON), which meets
 // every floor and every baseline.
+//
+// Scores leave out voxels missing in the input (package metrics), so a
+// score alone would pass an input that lacks half its voxels, or all but
+// one band. The gate therefore checks coverage first: an input that lacks
+// a voxel the reference has fails unless Criteria.AllowMissing says it may,
+// and a band that has data in the reference and no voxel scored always
+// fails, as does a reference with no voxel to score: its figures would be
+// those of the other bands, or none.
 package gate
 
 import (
@@ -14,13 +22,21 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 
 	"tdsc/internal/metrics/scorejson"
 )
 
-// Scores are the mean scores of one input.
+// Scores are the mean scores of one input and how much of the reference
+// they cover.
 type Scores struct {
 	PSNR, SSIM float64
+	// Scored counts the voxels scored, WithData those with data in the
+	// reference; Unscored lists the bands (1-based) with data in the
+	// reference and no voxel scored. A baseline's scores have none of them.
+	Scored, WithData int
+	Unscored         []int
 }
 
 // Criteria are what an input must meet. The zero value asks nothing: use
@@ -34,6 +50,10 @@ type Criteria struct {
 	// MaxDrop is the largest PSNR drop in dB below the baseline that still
 	// passes (≥ 0).
 	MaxDrop float64
+	// AllowMissing lets an input lack voxels the reference has, as long
+	// as every band keeps at least one; the scores are then those of the
+	// voxels present.
+	AllowMissing bool
 }
 
 // NoFloor is the value of a floor that is not set.
@@ -59,6 +79,16 @@ func (c *Criteria) Validate() error {
 // pass anything.
 func (c *Criteria) Check(input string, s Scores) ([]string, error) {
 	var why []string
+	switch {
+	case s.WithData == 0:
+		why = append(why, "the reference has no voxel with data to score")
+	case len(s.Unscored) > 0:
+		why = append(why, fmt.Sprintf("no score in %s: the reference has data there, the input none", Bands(s.Unscored)))
+	}
+	if s.Scored < s.WithData && !c.AllowMissing {
+		why = append(why, fmt.Sprintf("%d of the reference's %d voxels with data are missing in the input (%s scored)",
+			s.WithData-s.Scored, s.WithData, Percent(s.Scored, s.WithData)))
+	}
 	// A NaN score (no voxel or window left to score: every one missing)
 	// fails a floor, but not the absence of one.
 	if c.MinPSNR != NoFloor && !(s.PSNR >= c.MinPSNR) {
@@ -78,6 +108,41 @@ func (c *Criteria) Check(input string, s Scores) ([]string, error) {
 		}
 	}
 	return why, nil
+}
+
+// Bands names 1-based band numbers, in increasing order, with runs
+// shortened, for a message: "band 4", "bands 2–31", "bands 1, 3–5 and 9".
+func Bands(bands []int) string {
+	var runs []string
+	for i := 0; i < len(bands); {
+		j := i
+		for j+1 < len(bands) && bands[j+1] == bands[j]+1 {
+			j++
+		}
+		if j == i {
+			runs = append(runs, strconv.Itoa(bands[i]))
+		} else {
+			runs = append(runs, fmt.Sprintf("%d–%d", bands[i], bands[j]))
+		}
+		i = j + 1
+	}
+	if len(bands) == 1 {
+		return "band " + runs[0]
+	}
+	if len(runs) == 1 {
+		return "bands " + runs[0]
+	}
+	return "bands " + strings.Join(runs[:len(runs)-1], ", ") + " and " + runs[len(runs)-1]
+}
+
+// Percent writes the fraction part/whole as a percentage with two
+// decimals, rounded down so that anything short of the whole never reads
+// "100.00 %" (and "100 %" for the whole).
+func Percent(part, whole int) string {
+	if part == whole {
+		return "100 %"
+	}
+	return fmt.Sprintf("%.2f %%", math.Floor(10000*float64(part)/float64(whole))/100)
 }
 
 // ReadBaseline reads the file at path, the JSON of `tdsc eval --json`, and

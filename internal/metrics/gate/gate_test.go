@@ -17,17 +17,26 @@ func TestCheck(t *testing.T) {
 		s     Scores
 		fails []string // substrings of the reasons, in order
 	}{
-		{"no criteria", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor}, "x", Scores{1, 0}, nil},
-		{"floors met exactly", Criteria{MinPSNR: 40, MinSSIM: 0.95}, "x", Scores{40, 0.95}, nil},
-		{"PSNR floor", Criteria{MinPSNR: 40.5, MinSSIM: NoFloor}, "x", Scores{40.4, 1}, []string{"PSNR 40.4000 dB is below the floor 40.5 dB"}},
-		{"both floors", Criteria{MinPSNR: 41, MinSSIM: 0.96}, "x", Scores{40, 0.95}, []string{"PSNR", "SSIM 0.9500 is below the floor 0.96"}},
-		{"NaN fails a floor", Criteria{MinPSNR: 0, MinSSIM: NoFloor}, "x", Scores{math.NaN(), 1}, []string{"PSNR NaN"}},
-		{"NaN without a floor", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor}, "x", Scores{math.NaN(), math.NaN()}, nil},
-		{"exact input", Criteria{MinPSNR: 99, MinSSIM: 1, Baseline: base}, "exact", Scores{math.Inf(1), 1}, nil},
-		{"drop within", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base, MaxDrop: 0.1}, "a.hdr", Scores{39.9, 0.9}, nil},
-		{"drop beyond", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base, MaxDrop: 0.1}, "a.hdr", Scores{39.8, 0.9}, []string{"0.2000 dB below the baseline's 40.0000 dB (at most 0.1 allowed)"}},
-		{"no drop allowed", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base}, "a.hdr", Scores{39.99, 0.9}, []string{"below the baseline"}},
-		{"better than the baseline", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base}, "a.hdr", Scores{41, 0.9}, nil},
+		{"no criteria", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor}, "x", full(1, 0), nil},
+		{"floors met exactly", Criteria{MinPSNR: 40, MinSSIM: 0.95}, "x", full(40, 0.95), nil},
+		{"PSNR floor", Criteria{MinPSNR: 40.5, MinSSIM: NoFloor}, "x", full(40.4, 1), []string{"PSNR 40.4000 dB is below the floor 40.5 dB"}},
+		{"both floors", Criteria{MinPSNR: 41, MinSSIM: 0.96}, "x", full(40, 0.95), []string{"PSNR", "SSIM 0.9500 is below the floor 0.96"}},
+		{"NaN fails a floor", Criteria{MinPSNR: 0, MinSSIM: NoFloor}, "x", full(math.NaN(), 1), []string{"PSNR NaN"}},
+		{"NaN without a floor", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor}, "x", full(math.NaN(), math.NaN()), nil},
+		{"exact input", Criteria{MinPSNR: 99, MinSSIM: 1, Baseline: base}, "exact", full(math.Inf(1), 1), nil},
+		{"drop within", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base, MaxDrop: 0.1}, "a.hdr", full(39.9, 0.9), nil},
+		{"drop beyond", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base, MaxDrop: 0.1}, "a.hdr", full(39.8, 0.9), []string{"0.2000 dB below the baseline's 40.0000 dB (at most 0.1 allowed)"}},
+		{"no drop allowed", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base}, "a.hdr", full(39.99, 0.9), []string{"below the baseline"}},
+		{"better than the baseline", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base}, "a.hdr", full(41, 0.9), nil},
+		{"voxels missing", Criteria{MinPSNR: 40, MinSSIM: NoFloor}, "x", Scores{PSNR: 46.77, SSIM: 0.99, Scored: 500, WithData: 1000},
+			[]string{"500 of the reference's 1000 voxels with data are missing in the input (50.00 % scored)"}},
+		{"voxels missing, allowed", Criteria{MinPSNR: 40, MinSSIM: NoFloor, AllowMissing: true}, "x", Scores{PSNR: 46.77, SSIM: 0.99, Scored: 500, WithData: 1000}, nil},
+		{"one voxel missing", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor}, "x", Scores{PSNR: 46.77, SSIM: 0.99, Scored: 99999, WithData: 100000},
+			[]string{"(99.99 % scored)"}},
+		{"bands unscored, allowed or not", Criteria{MinPSNR: 40, MinSSIM: 0.9, AllowMissing: true}, "x", Scores{PSNR: math.Inf(1), SSIM: 1, Scored: 10, WithData: 310, Unscored: []int{2, 3, 4, 7}},
+			[]string{"no score in bands 2–4 and 7: the reference has data there, the input none"}},
+		{"nothing to score", Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, AllowMissing: true}, "x", Scores{PSNR: math.NaN(), SSIM: math.NaN()},
+			[]string{"the reference has no voxel with data to score"}},
 	} {
 		if err := c.crit.Validate(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -47,8 +56,40 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	c := Criteria{MinPSNR: NoFloor, MinSSIM: NoFloor, Baseline: base}
-	if _, err := c.Check("other.hdr", Scores{50, 1}); err == nil || !strings.Contains(err.Error(), "no result for other.hdr") {
+	if _, err := c.Check("other.hdr", full(50, 1)); err == nil || !strings.Contains(err.Error(), "no result for other.hdr") {
 		t.Errorf("input missing from the baseline: %v", err)
+	}
+}
+
+// full returns scores that cover the whole reference.
+func full(psnr, ssim float64) Scores {
+	return Scores{PSNR: psnr, SSIM: ssim, Scored: 100, WithData: 100}
+}
+
+func TestBands(t *testing.T) {
+	for _, c := range []struct {
+		bands []int
+		want  string
+	}{
+		{[]int{4}, "band 4"},
+		{[]int{2, 3}, "bands 2–3"},
+		{[]int{1, 3, 4, 5, 9}, "bands 1, 3–5 and 9"},
+		{[]int{1, 3}, "bands 1 and 3"},
+	} {
+		if got := Bands(c.bands); got != c.want {
+			t.Errorf("Bands(%v) = %q, want %q", c.bands, got, c.want)
+		}
+	}
+}
+
+func TestPercent(t *testing.T) {
+	for _, c := range []struct {
+		part, whole int
+		want        string
+	}{{5, 5, "100 %"}, {99999, 100000, "99.99 %"}, {1, 3, "33.33 %"}, {2, 3, "66.66 %"}, {0, 7, "0.00 %"}} {
+		if got := Percent(c.part, c.whole); got != c.want {
+			t.Errorf("Percent(%d, %d) = %q, want %q", c.part, c.whole, got, c.want)
+		}
 	}
 }
 
@@ -70,7 +111,7 @@ func TestParseBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b["a.hdr"] != (Scores{40.5, 0.9}) || !math.IsInf(b["exact"].PSNR, 1) || len(b) != 2 {
+	if a := b["a.hdr"]; a.PSNR != 40.5 || a.SSIM != 0.9 || !math.IsInf(b["exact"].PSNR, 1) || len(b) != 2 {
 		t.Errorf("parsed %v", b)
 	}
 	for _, c := range []struct{ data, want string }{

@@ -24,6 +24,11 @@
 //     lines a large row share. Stripes that were in Y and were removed are
 //     expected there; on a band without stripes a large share means the
 //     denoiser put column structure into X.
+//
+// Apart from the σ of each band it reports the noise-level function of
+// each band of Y, σ²(x) = a·x + b on the working scale, and whether the
+// noise is signal-dependent (package noiselevel): the noise model a
+// denoiser of Y should assume.
 package noref
 
 import (
@@ -32,6 +37,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/stages/noiselevel"
 )
 
 // Band is the assessment of one band.
@@ -54,6 +60,9 @@ type Band struct {
 	// the centred residual, and likewise for rows (0 when the residual is
 	// constant).
 	ColumnShare, RowShare float64
+	// A and B are the noisy band's noise-level function σ²(x) = A·x + B
+	// on the working [0, 255] scale (see Report.NoiseLevel).
+	A, B float64
 }
 
 // Report is the assessment of a cube: its bands, and the mean, smallest
@@ -62,10 +71,15 @@ type Band struct {
 type Report struct {
 	Bands          []Band
 	Mean, Min, Max Band
+	// NoiseLevel is the noise-level estimate of the noisy cube: every
+	// band's function, the fit behind it, and the decision whether the
+	// noise is signal-dependent.
+	NoiseLevel *noiselevel.Report
 }
 
 // Assess estimates the noise of every band of noisy with the named
-// estimator (noise.EstimateBands: "mad", "regression" or "min") and, when
+// estimator (noise.EstimateBands: "mad", "regression" or "min") and its
+// noise-level function (noiselevel.Estimate) and, when
 // denoised is not nil, the residual noisy − denoised of every band. It
 // returns an error if the cubes differ in size or the estimator is unknown.
 func Assess(noisy, denoised *msi.Cube, estimator string) (*Report, error) {
@@ -77,22 +91,33 @@ func Assess(noisy, denoised *msi.Cube, estimator string) (*Report, error) {
 		return nil, err
 	}
 	nan := math.NaN()
-	r := &Report{Bands: make([]Band, noisy.Bands)}
+	r := &Report{Bands: make([]Band, noisy.Bands), NoiseLevel: noiselevel.Estimate(noisy, noiselevel.Options{})}
 	for b := range r.Bands {
 		band := Band{Sigma: sigmas[b], Removed: nan, Correlation: nan, LagX: nan, LagY: nan, ColumnShare: nan, RowShare: nan}
 		if denoised != nil {
 			band = residual(noisy.Band(b), denoised.Band(b), noisy.Height, noisy.Width)
 			band.Sigma = sigmas[b]
 		}
+		f := r.NoiseLevel.Functions[b]
+		band.A, band.B = f.A, f.B
 		r.Bands[b] = band
 	}
 	r.Mean, r.Min, r.Max = summarise(r.Bands)
 	return r, nil
 }
 
+// NoiseModel names the noise model the noise-level estimate decided on:
+// "signal-dependent" or "gaussian".
+func (r *Report) NoiseModel() string {
+	if r.NoiseLevel.SignalDependent {
+		return "signal-dependent"
+	}
+	return "gaussian"
+}
+
 // fields lists the fields of a Band, so that summaries treat them alike.
 func fields(b *Band) []*float64 {
-	return []*float64{&b.Sigma, &b.Removed, &b.Correlation, &b.LagX, &b.LagY, &b.ColumnShare, &b.RowShare}
+	return []*float64{&b.Sigma, &b.Removed, &b.Correlation, &b.LagX, &b.LagY, &b.ColumnShare, &b.RowShare, &b.A, &b.B}
 }
 
 // summarise returns the mean, smallest and largest value over bands of

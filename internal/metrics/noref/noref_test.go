@@ -267,7 +267,7 @@ func TestConstantResidual(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, band := range r.Bands {
-		if band != (Band{Sigma: band.Sigma}) {
+		if band != (Band{Sigma: band.Sigma, A: band.A, B: band.B}) {
 			t.Errorf("constant residual: %+v, want zeros", band)
 		}
 	}
@@ -331,5 +331,42 @@ func TestMissingResidual(t *testing.T) {
 		if math.IsNaN(*f) {
 			t.Errorf("a NaN figure: %+v", got)
 		}
+	}
+}
+
+// TestNoiseLevel checks that the report carries the noisy cube's
+// noise-level functions band by band, summarised as the other fields are,
+// and its decision: Gaussian noise of σ = 20 (a = 0, b = 400) on a smooth
+// cube, then noise whose variance is 3·x.
+func TestNoiseLevel(t *testing.T) {
+	clean := smooth(128, 128, 4)
+	noisy := noise.Add(nil, clean, 20, 1)
+	r, err := Assess(noisy, nil, noise.MAD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meanB float64
+	for b, band := range r.Bands {
+		if f := r.NoiseLevel.Functions[b]; band.A != f.A || band.B != f.B {
+			t.Errorf("band %d: a, b = %v, %v, want the estimate's %v, %v", b, band.A, band.B, f.A, f.B)
+		}
+		meanB += band.B / float64(len(r.Bands))
+	}
+	if r.NoiseLevel.SignalDependent || math.Abs(r.Mean.B-meanB) > 1e-9 || math.Abs(meanB-400) > 60 || r.Mean.A > 0.3 {
+		t.Errorf("Gaussian noise: signal-dependent %v, mean a %.3f, b %.1f (of the bands %.1f); want false, ≈ 0, ≈ 400",
+			r.NoiseLevel.SignalDependent, r.Mean.A, r.Mean.B, meanB)
+	}
+	rng := rand.New(rand.NewPCG(6, 7))
+	for i, x := range clean.Data {
+		noisy.Data[i] = x + math.Sqrt(3*x)*rng.NormFloat64()
+	}
+	if r, err = Assess(noisy, nil, noise.MAD); err != nil {
+		t.Fatal(err)
+	}
+	// The bands span [60, 180]: the variance in their middle, 360, is
+	// what the functions pin down best.
+	if v := r.Mean.A*120 + r.Mean.B; !r.NoiseLevel.SignalDependent || math.Abs(v-360) > 36 {
+		t.Errorf("variance 3·x: signal-dependent %v, variance at 120 %.1f (a %.3f, b %.1f); want true, ≈ 360",
+			r.NoiseLevel.SignalDependent, v, r.Mean.A, r.Mean.B)
 	}
 }

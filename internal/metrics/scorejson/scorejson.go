@@ -58,14 +58,25 @@ type Report struct {
 
 // Result holds the scores of one input: the means over bands of the PSNR
 // (dB) and SSIM, the SAM (degrees) and ERGAS of the whole cube (package
-// metrics), and the PSNR and SSIM of every band.
+// metrics), how much of the reference they cover, and the same of every
+// band.
 type Result struct {
 	Input string `json:"input"`
 	PSNR  Float  `json:"psnr"`
 	SSIM  Float  `json:"ssim"`
 	SAM   Float  `json:"sam"`
 	ERGAS Float  `json:"ergas"`
+	Coverage
 	Bands []Band `json:"bands"`
+}
+
+// Coverage says how much of the reference the scores cover: the voxels
+// scored (with data in the reference and the input) and the voxels with
+// data in the reference. Reports written before coverage was recorded
+// read as 0 of 0.
+type Coverage struct {
+	Scored   int `json:"voxels_scored"`
+	WithData int `json:"voxels_with_data"`
 }
 
 // Band holds the scores of band number Band (1-based) of an input.
@@ -73,6 +84,7 @@ type Band struct {
 	Band int   `json:"band"`
 	PSNR Float `json:"psnr"`
 	SSIM Float `json:"ssim"`
+	Coverage
 }
 
 // UnmarshalJSON reads a result; a score it does not hold reads as NaN.

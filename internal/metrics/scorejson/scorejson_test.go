@@ -10,8 +10,8 @@ import (
 
 func TestWriteForm(t *testing.T) {
 	r := &Report{Ref: "clean<&>", Results: []Result{
-		{Input: "a.hdr", PSNR: 40.5, SSIM: 0.30000000000000004, SAM: 3, ERGAS: 1e-7,
-			Bands: []Band{{Band: 1, PSNR: Float(math.Inf(1)), SSIM: 1}, {Band: 2, PSNR: -0, SSIM: Float(math.NaN())}}},
+		{Input: "a.hdr", PSNR: 40.5, SSIM: 0.30000000000000004, SAM: 3, ERGAS: 1e-7, Coverage: Coverage{Scored: 7, WithData: 8},
+			Bands: []Band{{Band: 1, PSNR: Float(math.Inf(1)), SSIM: 1, Coverage: Coverage{3, 4}}, {Band: 2, PSNR: -0, SSIM: Float(math.NaN()), Coverage: Coverage{4, 4}}}},
 		{Input: "b", PSNR: Float(math.Inf(-1)), Bands: []Band{}},
 	}}
 	var buf bytes.Buffer
@@ -30,16 +30,22 @@ func TestWriteForm(t *testing.T) {
       "ssim": 0.30000000000000004,
       "sam": 3,
       "ergas": 1e-07,
+      "voxels_scored": 7,
+      "voxels_with_data": 8,
       "bands": [
         {
           "band": 1,
           "psnr": null,
-          "ssim": 1
+          "ssim": 1,
+          "voxels_scored": 3,
+          "voxels_with_data": 4
         },
         {
           "band": 2,
           "psnr": 0,
-          "ssim": null
+          "ssim": null,
+          "voxels_scored": 4,
+          "voxels_with_data": 4
         }
       ]
     },
@@ -49,6 +55,8 @@ func TestWriteForm(t *testing.T) {
       "ssim": 0,
       "sam": 0,
       "ergas": 0,
+      "voxels_scored": 0,
+      "voxels_with_data": 0,
       "bands": []
     }
   ]

@@ -9,15 +9,8 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/testenv/cubetest"
 )
-
-func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
-	c := msi.NewCube(h, w, b)
-	for i := range c.Data {
-		c.Data[i] = 255 * rng.Float64()
-	}
-	return c
-}
 
 func randomSigmas(rng *rand.Rand, n int) []float64 {
 	s := make([]float64, n)
@@ -41,7 +34,7 @@ var allOptions = []Options{
 
 func TestIdentityMethodGivesInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	noisy := randomCube(rng, 9, 11, 7)
+	noisy := cubetest.Uniform(rng, 9, 11, 7, 0, 255)
 	noisy.Wavelengths = []float64{400, 410, 420, 430, 440, 450, 460}
 	sigmas := randomSigmas(rng, 7)
 	sigmas[3] = 0 // floored
@@ -67,7 +60,7 @@ func TestIdentityMethodGivesInput(t *testing.T) {
 // documentation, computed here independently.
 func TestLinearMethodAlgebra(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	noisy := randomCube(rng, 6, 5, 9)
+	noisy := cubetest.Uniform(rng, 6, 5, 9, 0, 255)
 	sigmas := randomSigmas(rng, 9)
 	sigmas[2], sigmas[5] = 0, 0.5 // both below the floor
 	const alpha, beta = 0.7, 0.3
@@ -172,7 +165,7 @@ func TestReference(t *testing.T) {
 
 func TestDenoiseErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	noisy := randomCube(rng, 4, 4, 3)
+	noisy := cubetest.Uniform(rng, 4, 4, 3, 0, 255)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		o     Options

@@ -7,19 +7,8 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
+	"tdsc/internal/testenv/cubetest"
 )
-
-func randomCube(rng *rand.Rand, h, w, c int, levels int) *msi.Cube {
-	f := msi.NewCube(h, w, c)
-	for i := range f.Data {
-		if levels > 0 {
-			f.Data[i] = float64(rng.IntN(levels))
-		} else {
-			f.Data[i] = rng.NormFloat64()
-		}
-	}
-	return f
-}
 
 // bruteGroup is the definition: every candidate's distance by the full
 // sum, sorted by (distance, flat index), the reference moved first.
@@ -75,7 +64,10 @@ func TestMatchAgainstBruteForce(t *testing.T) {
 		{6, 7, 2, 0, Options{Patch: 4, Step: 1, Window: 3, K: 50}},   // K clamped
 		{12, 12, 4, 0, Options{Patch: 1, Step: 1, Window: 5, K: 7}},
 	} {
-		f := randomCube(rng, tc.h, tc.w, tc.c, tc.levels)
+		f := cubetest.Normal(rng, tc.h, tc.w, tc.c)
+		if tc.levels > 0 {
+			f = cubetest.Levels(rng, tc.h, tc.w, tc.c, tc.levels)
+		}
 		m, err := New(tc.h, tc.w, tc.o)
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +126,7 @@ func matchAll(t *testing.T, m *Matcher, f *msi.Cube, threads int) []int32 {
 
 func TestMatchRowThreads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	f := randomCube(rng, 40, 33, 3, 4)
+	f := cubetest.Levels(rng, 40, 33, 3, 4)
 	m, err := New(40, 33, Options{Patch: 4, Step: 3, Window: 11, K: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +145,7 @@ func TestOptionsErrors(t *testing.T) {
 }
 
 func TestMatchRowAllocsAndPanics(t *testing.T) {
-	f := randomCube(rand.New(rand.NewPCG(5, 6)), 30, 30, 2, 0)
+	f := cubetest.Normal(rand.New(rand.NewPCG(5, 6)), 30, 30, 2)
 	m, _ := New(30, 30, Options{Patch: 4, Step: 3, Window: 9, K: 8})
 	_, cols := m.Refs()
 	ws := m.NewWorkspace()
@@ -174,7 +166,7 @@ func BenchmarkMatchRow(b *testing.B) {
 		c int
 		o Options
 	}{{6, Options{Patch: 4, Step: 3, Window: 31, K: 128}}, {8, Options{Patch: 6, Step: 3, Window: 31, K: 64}}} {
-		f := randomCube(rand.New(rand.NewPCG(1, 1)), 512, 512, s.c, 0)
+		f := cubetest.Normal(rand.New(rand.NewPCG(1, 1)), 512, 512, s.c)
 		m, _ := New(512, 512, s.o)
 		_, cols := m.Refs()
 		ws := m.NewWorkspace()

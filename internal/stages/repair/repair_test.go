@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"tdsc/internal/formats"
-	"tdsc/internal/methods/nonlocal"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/stages/sparsenoise"
@@ -234,40 +232,6 @@ func TestRemoveSparsePart(t *testing.T) {
 	plain, _ := boxBlur(context.Background(), noisy, 0)
 	if e, p := cubetest.RMSE(clean, r.Estimate), cubetest.RMSE(clean, plain); !(e < 0.7*p) {
 		t.Errorf("RMSE with the repair %.2f, without %.2f: want less than 70 %%", e, p)
-	}
-}
-
-// TestRemoveDeterministic runs Remove around the nonlocal method on a small
-// crop with the mixture case's noise with 1 and 2 threads: the outputs must
-// be bit-identical.
-func TestRemoveDeterministic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the nonlocal method twice")
-	}
-	crop, err := formats.Open("../../../testdata/balloons_crop128")
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := crop.Crop(0, 0, 0, 48, 48, crop.Bands)
-	noisy, _, err := noise.SimulateCase(nil, small, noise.CaseMixture, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	det := sparsenoise.Detect(noisy)
-	var outs [2]*Result
-	for i, threads := range []int{1, 2} {
-		d := &nonlocal.Denoiser{Options: nonlocal.Options{Threads: threads}}
-		if outs[i], err = Remove(t.Context(), noisy, det, withoutResult(d), Options{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !slices.Equal(outs[0].Estimate.Data, outs[1].Estimate.Data) || !slices.Equal(outs[0].Sparse.Data, outs[1].Sparse.Data) {
-		t.Error("Remove's output differs between 1 and 2 threads")
-	}
-	for _, v := range outs[0].Estimate.Data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			t.Fatal("estimate holds a NaN or Inf")
-		}
 	}
 }
 
