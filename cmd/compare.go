@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"math"
 
 	"github.com/spf13/cobra"
@@ -53,7 +54,9 @@ known) or by --band (1-based number).`,
 				if !x.SameSize(clean) {
 					return fmt.Errorf("%s is %s but the reference %s is %s", in, x.Size(), ref, clean.Size())
 				}
-				panels = append(panels, x.Band(b))
+				// A copy of the band, so that the cube is freed before the
+				// next is read.
+				panels = append(panels, slices.Clone(x.Band(b)))
 			}
 			labels := append([]string{ref}, inputs...)
 			if err := render.WritePNG(out, render.SideBySide(panels, labels, clean.Height, clean.Width), force); err != nil {
@@ -74,7 +77,7 @@ known) or by --band (1-based number).`,
 	f.Float64Var(&wavelength, "wavelength", 420, "wavelength in nm of the band to draw (the nearest band)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(c, false)
-	cf.registerMemory(f)
+	cf.registerMemory(f, picturePeak)
 	excludeEachOther(c, "band", "wavelength")
 	return c
 }
@@ -103,3 +106,10 @@ func pickBand(c *msi.Cube, band int, wavelength float64, byNumber bool) (int, er
 	}
 	return best, nil
 }
+
+// picturePeak is the peak memory of tdsc compare and tdsc inspect, in
+// bytes a voxel of a cube they read: two cubes as float64 at a time (the
+// reference or noisy one and one input) and the files' bytes as read.
+// Measured by scripts/memory.sh on a 512×512×31 cube (docs/results.md):
+// 24.4 for both, rounded up.
+const picturePeak = 25

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,11 +36,30 @@ type cubeFlags struct {
 	ctx context.Context
 	// log receives the line that says how each cube was read (nil: none).
 	log report.Reporter
+	// peak is the command's peak memory in bytes per voxel of a cube it
+	// reads (its declaration, memoryPeak), and command its name, for the
+	// check of the memory budget (checkMemory); 0: the formats' own check
+	// of the cube alone.
+	peak    float64
+	command string
 }
 
-// start binds the flags to the running command: its context and its log.
+// checkMemory returns an error when the command, at c.peak bytes a voxel
+// of a height×width×bands cube and pipeline.FixedMemory besides, would
+// need more than budget bytes (0: no limit), saying what helps.
+func (c *cubeFlags) checkMemory(path string, height, width, bands int, budget int64) error {
+	need := c.peak*float64(height)*float64(width)*float64(bands) + pipeline.FixedMemory
+	if c.peak == 0 || budget <= 0 || need <= float64(budget) {
+		return nil
+	}
+	return fmt.Errorf("%s: tdsc %s needs about %g bytes a voxel of the %d×%d×%d cube, %s in all, more than the memory budget of %s: give a larger --max-memory if the machine has the memory, or a smaller cube",
+		path, c.command, c.peak, height, width, bands, msi.FormatBytes(int64(min(need, math.MaxInt64/2))), msi.FormatBytes(budget))
+}
+
+// start binds the flags to the running command: its context, its log and
+// its name.
 func (c *cubeFlags) start(cmd *cobra.Command) {
-	c.ctx, c.log = cmd.Context(), newReporter(cmd)
+	c.ctx, c.log, c.command = cmd.Context(), newReporter(cmd), cmd.Name()
 }
 
 func (c *cubeFlags) register(cmd *cobra.Command, output bool) {
@@ -64,8 +84,10 @@ func (c *cubeFlags) register(cmd *cobra.Command, output bool) {
 var dtypeValues = append(slices.Clone(array.DTypes), "input")
 
 // registerMemory adds --max-memory, the budget of the cubes read whole,
-// for a command that reads cubes and does not denoise them in strips.
-func (c *cubeFlags) registerMemory(f *pflag.FlagSet) {
+// for a command that reads cubes and does not denoise them in strips and
+// needs peak bytes a voxel of them (its measured peak, see memoryPeak).
+func (c *cubeFlags) registerMemory(f *pflag.FlagSet, peak float64) {
+	c.peak = peak
 	f.StringVar(&c.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a cube that needs more to read whole is refused (default: half of the machine's RAM)")
 }
 
@@ -141,9 +163,22 @@ func (c *cubeFlags) open(path string) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The size from the header, before reading, where the format gives it
+	// (a file it cannot read is said by the read); else once read, before
+	// the work.
+	if c.peak > 0 {
+		if h, w, b, err := formats.Size(path, o); err == nil {
+			if err := c.checkMemory(path, h, w, b, o.Budget); err != nil {
+				return nil, err
+			}
+		}
+	}
 	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, c.log) })
 	if err != nil {
 		return nil, tooLargeHelp(err)
+	}
+	if err := c.checkMemory(path, cube.Height, cube.Width, cube.Bands, o.Budget); err != nil {
+		return nil, err
 	}
 	return cube, nil
 }

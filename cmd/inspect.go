@@ -139,6 +139,7 @@ band within 10 nm of it, else the middle band.`,
 	f.StringArrayVar(&pixels, "pixel", nil, "ROW,COLUMN (1-based) of a pixel whose spectra to plot; repeatable (default: the centre and the four quadrant centres)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(c, false)
+	cf.peak = picturePeak
 	excludeEachOther(c, "band", "wavelength")
 	return c
 }

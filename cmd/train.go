@@ -111,7 +111,7 @@ slices side by side, contrast-normalised per atom).`,
 	}
 	settings = registerSettings(c, decls)
 	cf.register(c, false)
-	cf.registerMemory(f)
+	cf.registerMemory(f, trainPeak)
 	return c
 }
 
@@ -122,3 +122,9 @@ slices side by side, contrast-normalised per atom).`,
 func checkOutputFiles(force bool, paths ...string) error {
 	return atomicfile.Check(force, paths...)
 }
+
+// trainPeak is the peak memory of tdsc train, in bytes a voxel of its
+// input: the cube as float64, its missing voxels filled in a copy, and the
+// training sample. Measured by scripts/memory.sh on a 512×512×31 cube
+// (docs/results.md): 13.0 for uint8 input, 15.9 for float32, rounded up.
+const trainPeak = 16
