@@ -2,8 +2,8 @@ package cmd
 
 import (
 	"fmt"
-	"slices"
 	"math"
+	"slices"
 
 	"github.com/spf13/cobra"
 
