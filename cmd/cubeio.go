@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"tdsc/internal/atomicfile"
 	"tdsc/internal/formats"
 	"tdsc/internal/formats/array"
 	"tdsc/internal/msi"
@@ -37,23 +36,11 @@ type cubeFlags struct {
 	// log receives the line that says how each cube was read (nil: none).
 	log report.Reporter
 	// peak is the command's peak memory in bytes per voxel of a cube it
-	// reads (its declaration, memoryPeak), and command its name, for the
-	// check of the memory budget (checkMemory); 0: the formats' own check
-	// of the cube alone.
+	// reads (its declaration, from a measured peak: registerMemory), and
+	// command its name, for the check of the memory budget
+	// (pipeline.CheckMemory); 0: the formats' own check of the cube alone.
 	peak    float64
 	command string
-}
-
-// checkMemory returns an error when the command, at c.peak bytes a voxel
-// of a height×width×bands cube and pipeline.FixedMemory besides, would
-// need more than budget bytes (0: no limit), saying what helps.
-func (c *cubeFlags) checkMemory(path string, height, width, bands int, budget int64) error {
-	need := c.peak*float64(height)*float64(width)*float64(bands) + pipeline.FixedMemory
-	if c.peak == 0 || budget <= 0 || need <= float64(budget) {
-		return nil
-	}
-	return fmt.Errorf("%s: tdsc %s needs about %g bytes a voxel of the %d×%d×%d cube, %s in all, more than the memory budget of %s: give a larger --max-memory if the machine has the memory, or a smaller cube",
-		path, c.command, c.peak, height, width, bands, msi.FormatBytes(int64(min(need, math.MaxInt64/2))), msi.FormatBytes(budget))
 }
 
 // start binds the flags to the running command: its context, its log and
@@ -85,7 +72,7 @@ var dtypeValues = append(slices.Clone(array.DTypes), "input")
 
 // registerMemory adds --max-memory, the budget of the cubes read whole,
 // for a command that reads cubes and does not denoise them in strips and
-// needs peak bytes a voxel of them (its measured peak, see memoryPeak).
+// needs peak bytes a voxel of them (its measured peak).
 func (c *cubeFlags) registerMemory(f *pflag.FlagSet, peak float64) {
 	c.peak = peak
 	f.StringVar(&c.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a cube that needs more to read whole is refused (default: half of the machine's RAM)")
@@ -142,20 +129,8 @@ func (c *cubeFlags) readOptionsFor(path string) (msi.ReadOptions, error) {
 	return o, nil
 }
 
-// tooLargeHelp adds to an error for a cube that does not fit the memory
-// budget (*msi.TooLargeError) what helps; other errors are returned as
-// they are.
-func tooLargeHelp(err error) error {
-	var tl *msi.TooLargeError
-	if !errors.As(err, &tl) {
-		return err
-	}
-	return fmt.Errorf("%w: give a larger --max-memory if the machine has the memory, or denoise the cube in strips (tdsc denoise --tile, %s cubes)",
-		err, strings.Join(formats.WindowLabels(), " and "))
-}
-
 // open reads the cube at path as the flags say (its Stored says how) and
-// says on log how it was read (pipeline.ReadLine): every cube a command
+// says on log how it was read (formats.ReadLine): every cube a command
 // reads, a reference too, by the one rule of units, so that cubes of any
 // formats are compared on one scale.
 func (c *cubeFlags) open(path string) (*msi.Cube, error) {
@@ -163,24 +138,11 @@ func (c *cubeFlags) open(path string) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The size from the header, before reading, where the format gives it
-	// (a file it cannot read is said by the read); else once read, before
-	// the work.
-	if c.peak > 0 {
-		if h, w, b, err := formats.Size(path, o); err == nil {
-			if err := c.checkMemory(path, h, w, b, o.Budget); err != nil {
-				return nil, err
-			}
-		}
-	}
-	cube, err := interruptible(c.ctx, func() (*msi.Cube, error) { return pipeline.Open(path, o, c.log) })
+	in, err := formats.NewSource(path, o)
 	if err != nil {
-		return nil, tooLargeHelp(err)
-	}
-	if err := c.checkMemory(path, cube.Height, cube.Width, cube.Bands, o.Budget); err != nil {
 		return nil, err
 	}
-	return cube, nil
+	return pipeline.ReadWithin(c.ctx, in, c.command, c.peak, c.log)
 }
 
 // applyMask marks missing the voxels of c that the mask file at path
@@ -194,7 +156,7 @@ func (c *cubeFlags) applyMask(cube *msi.Cube, path string) error {
 		return fmt.Errorf("--mask: %w", err)
 	}
 	_, err = pipeline.ApplyMask(cube, path, o)
-	return tooLargeHelp(err)
+	return pipeline.TooLargeHelp(err)
 }
 
 // maskOptions returns the options a mask file at path is read with: the
@@ -205,50 +167,10 @@ func (c *cubeFlags) maskOptions(path string) (msi.ReadOptions, error) {
 	return o, err
 }
 
-// writeOptions returns how to write a result made from a cube read as src:
-// in the input's units (msi.WriteOptions.Like: its scale, gains and
-// offsets undone) and, for an array output, its axes, with --dtype's
-// element type; with --dtype input, the input's, or for a type that is
-// read but not written the one that holds it (array.Writable). A PNG
-// stack output is on the [0, 255] scale. The write stops, leaving
-// nothing, once c.ctx is cancelled.
-func (c *cubeFlags) writeOptions(src msi.Storage, force bool) msi.WriteOptions {
-	w := msi.WriteOptions{Force: force, Context: c.ctx}.Like(src, c.dtype == "input")
-	if c.dtype != "input" {
-		w.DType = c.dtype
-	} else if w.DType != "" {
-		w.DType = array.Writable(w.DType)
-	}
-	return w
-}
-
-// checkOutput returns the error that writing the cube made from the cube
-// at input to out would meet (formats.CheckOutput), as far as it is known
-// before input is read: its size from its header (formats.Size), and the
-// element type --dtype gives unless it is the input's.
-func (c *cubeFlags) checkOutput(input, out string, force bool) error {
-	opts := msi.WriteOptions{Force: force, DType: c.dtype}
-	var h, w, b int
-	if c.dtype != "input" {
-		ro, err := c.readOptionsFor(input)
-		if err != nil {
-			return err
-		}
-		if h, w, b, err = formats.Size(input, ro); err != nil {
-			return err
-		}
-	}
-	return formats.CheckOutput(out, h, w, b, opts)
-}
-
-// writeCube writes c to out with opts and says on log which of c's
-// metadata the output's format cannot keep.
-func writeCube(out string, c *msi.Cube, opts msi.WriteOptions, log report.Reporter) (msi.WriteInfo, error) {
-	info, err := formats.Write(out, c, opts)
-	if err == nil {
-		if lost := formats.Lost(out, c); len(lost) > 0 {
-			report.OrDiscard(log).Logf("%s: a %s keeps no %s", out, formats.ForWrite(out).Info().Label, strings.Join(lost, ", "))
-		}
-	}
-	return info, err
+// checkOutputFiles returns an error for the first of paths (files, not
+// cubes) that exists, unless force is set, or whose folder does not exist
+// or cannot be written (atomicfile.Check). Checking before the work
+// starts saves a long run that could not write its result.
+func checkOutputFiles(force bool, paths ...string) error {
+	return atomicfile.Check(force, paths...)
 }

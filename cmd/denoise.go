@@ -10,8 +10,6 @@ import (
 	"tdsc/internal/denoise"
 	"tdsc/internal/formats"
 	"tdsc/internal/methods"
-	"tdsc/internal/metrics"
-	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/pipeline"
 	"tdsc/internal/report"
@@ -102,7 +100,7 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	df.settings = registerSettings(c, declarations(methods.All()))
 	df.cf.register(c, true)
 	df.noise.register(c)
-	f.StringVar(&df.saveMask, "save-mask", "", "also write the pixels treated as missing: a cube of 0 (kept), 1 (impulse), 2 (dead column or line), 3 (both); "+formats.WritePaths())
+	f.StringVar(&df.saveMask, "save-mask", "", "also write the pixels treated as missing: a cube of 0 (kept), 1 (impulse), 2 (dead column or line), 3 (both), with 4 added for a missing voxel (no data); "+formats.WritePaths())
 	f.StringVar(&df.saveResidual, "save-residual", "", "also write the removed component, input − result (it should look like noise); "+formats.WritePaths())
 	f.StringVar(&df.mask, "mask", "", "a cube of the input's height and width, one band (every band) or the input's bands, whose nonzero voxels mark the input's as missing: not used as data, written back as they were; "+formats.Paths())
 	f.IntVar(&df.tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
@@ -213,54 +211,37 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 		return flagError(err)
 	}
 	job := &pipeline.Job{
-		Input: d.input, Read: ro, Sigma: d.sigma, Noise: model, Mask: d.mask,
+		Input: d.input, Read: ro, Sigma: d.sigma, Noise: model, Mask: d.mask, Ref: d.ref,
 		Out: d.out, SaveDictionary: d.settings[denoise.SaveDict.Name].text, SaveMask: d.saveMask, SaveResidual: d.saveResidual,
-		WriteOptions: func(src msi.Storage) msi.WriteOptions { return d.cf.writeOptions(src, d.force) },
-		Force:        d.force, KeepCubes: d.ref != "", Program: "tdsc " + version,
+		DType: d.cf.dtype, Force: d.force, Program: "tdsc " + version, Report: d.cf.log,
 	}
 	if d.mask != "" {
 		if job.MaskRead, err = d.cf.maskOptions(d.mask); err != nil {
 			return fmt.Errorf("--mask: %w", flagError(err))
 		}
 	}
-	log := d.cf.log
-	job.Report = log
-	if job.Spec, job.Method, job.Known, err = d.build(f, log); err != nil {
+	if job.Spec, job.Method, job.Known, err = d.build(f, d.cf.log); err != nil {
 		return err
 	}
 	job.Strips.Lines = d.tf.lines
 	if job.Strips.Budget, err = memoryBudget(d.tf.maxMemory); err != nil {
 		return err
 	}
-	var clean *msi.Cube
 	if d.ref != "" {
-		job.Check = func(noisy *msi.Cube) error {
-			if clean, err = d.cf.open(d.ref); err != nil {
-				return err
-			}
-			if !clean.SameSize(noisy) {
-				return fmt.Errorf("reference %s is %s but the input %s is %s", d.ref, clean.Size(), d.input, noisy.Size())
-			}
-			return nil
+		if job.RefRead, err = d.cf.readOptionsFor(d.ref); err != nil {
+			return flagError(err)
 		}
 	}
 	done, err := pipeline.Run(cmd.Context(), job)
 	if err != nil {
 		return flagError(err)
 	}
-	if clean == nil {
+	if len(done.Scores) == 0 {
 		return nil
 	}
-	rows := make([]evalRow, 0, 2)
-	for _, r := range []struct {
-		name string
-		cube *msi.Cube
-	}{{d.input, done.Noisy}, {d.out, done.Result}} {
-		rep, err := metrics.Evaluate(cmd.Context(), clean, r.cube)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, evalRow{input: r.name, rep: rep, wavelengths: r.cube.Wavelengths})
+	rows := make([]evalRow, len(done.Scores))
+	for i, sc := range done.Scores {
+		rows[i] = evalRow{input: sc.Path, rep: sc.Report, wavelengths: sc.Wavelengths}
 	}
 	return writeEvalTable(cmd.OutOrStdout(), rows, false)
 }

@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/metrics/noref"
 	"tdsc/internal/msi"
 	"tdsc/internal/render"
 )
@@ -39,7 +41,11 @@ Below, for each chosen pixel (--pixel ROW,COLUMN, 1-based, repeatable; by defaul
 the centre and the centres of the four quadrants, marked and numbered on the
 bands), a line plot of its spectrum in NOISY (gray) and DENOISED (blue) and, with
 --ref, in the clean reference (orange), over the wavelengths in nm when NOISY
-records them, else over the band numbers.
+records them, else over the band numbers. Last, the power spectrum (Welch, in dB)
+of the removed part's column means over cycles per column, with its strongest
+period in columns: white noise gives a flat line and no period; a push-broom
+sensor's detector striping gives peaks at the multiples of one over its period
+(as eval --noref --noisy reports it; bands of fewer than 32 columns have none).
 
 The band is chosen by --band (1-based number) or --wavelength (nm; the nearest
 band); by default the band nearest 420 nm when NOISY records wavelengths and has a
@@ -110,6 +116,7 @@ band within 10 nm of it, else the middle band.`,
 				Height: noisy.Height, Width: noisy.Width, Band: bandName(noisy, b),
 				Noisy: noisy.Band(b), Denoised: denoised.Band(b), Removed: removed,
 			}
+			in.RemovedColumns = noref.ColumnMeanSpectrum(removed, noisy.Height, noisy.Width)
 			in.X, in.XName = spectrumAxis(noisy)
 			for _, p := range points {
 				s := render.PixelSpectra{Row: p[0], Column: p[1], Noisy: spectrum(noisy, p[0], p[1]), Denoised: spectrum(denoised, p[0], p[1])}
@@ -125,7 +132,13 @@ band within 10 nm of it, else the middle band.`,
 			if len(points) == 1 {
 				plural = ""
 			}
-			newReporter(cmd).Logf("wrote %s: %s noisy | denoised | removed, spectra of %d pixel%s", out, in.Band, len(points), plural)
+			columns := ""
+			if s := in.RemovedColumns; s != nil && math.IsNaN(s.Period) {
+				columns = ", the removed column means' spectrum (no period)"
+			} else if s != nil {
+				columns = fmt.Sprintf(", the removed column means' spectrum (period %g)", s.Period)
+			}
+			newReporter(cmd).Logf("wrote %s: %s noisy | denoised | removed, spectra of %d pixel%s%s", out, in.Band, len(points), plural, columns)
 			return nil
 		},
 	}

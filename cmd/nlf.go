@@ -10,6 +10,7 @@ import (
 	"tdsc/internal/metrics/noref"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/parallel"
 	"tdsc/internal/render"
 )
 
@@ -61,7 +62,7 @@ the first to the last.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			rep, err := interruptible(cf.ctx, func() (*noref.Report, error) { return noref.Assess(c, nil, noise.MAD) })
+			rep, err := parallel.Interruptible(cf.ctx, func() (*noref.Report, error) { return noref.Assess(c, nil, noise.MAD) })
 			if err != nil {
 				return err
 			}

@@ -2,15 +2,12 @@ package cmd
 
 import (
 	"fmt"
-	"math"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"tdsc/internal/denoise"
 	"tdsc/internal/formats"
-	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/pipeline"
 )
 
 func newNoiseCmd() *cobra.Command {
@@ -128,75 +125,28 @@ input's units; its missing voxels (no data) stay missing.`,
 			if err := spec.Resolve().Validate(); err != nil {
 				return flagError(err)
 			}
-			log := newReporter(cmd)
-			if err := cf.checkOutput(input, out, force); err != nil {
-				return flagError(err)
-			}
-			clean, err := cf.open(input)
+			ro, err := cf.readOptionsFor(input)
 			if err != nil {
 				return flagError(err)
 			}
-			wopts := cf.writeOptions(clean.Stored, force)
-			if err := formats.CheckOutput(out, clean.Height, clean.Width, clean.Bands, wopts); err != nil {
-				return err
-			}
-			if scale := clean.Stored.Scale; spec.Sigma > 0 && scale != 1 {
-				log.Logf("σ = %s", denoise.InUnits(spec.Sigma, scale))
-			}
-			// Simulating fills a new cube: abandoned when interrupted.
-			type simulated struct {
-				noisy   *msi.Cube
-				applied *noise.Applied
-			}
-			sim, err := interruptible(cmd.Context(), func() (s simulated, err error) {
-				switch {
-				case caseName != "" && baseGiven:
-					s.noisy, s.applied, err = noise.SimulateCaseOver(nil, clean, qrnnCase, spec)
-				case caseName != "":
-					s.noisy, s.applied, err = noise.SimulateCase(nil, clean, qrnnCase, spec.Seed)
-				default:
-					s.noisy, s.applied, err = noise.Simulate(nil, clean, spec)
-				}
-				return s, err
-			})
+			job := &pipeline.NoiseJob{Input: input, Read: ro, Spec: spec, Case: qrnnCase, OverBase: caseName != "" && baseGiven, Out: out, DType: cf.dtype, Force: force,
+				Program: "tdsc " + version, Report: cf.log}
+			done, err := job.Run(cmd.Context())
 			if err != nil {
 				return flagError(err)
 			}
-			noisy, applied := sim.noisy, sim.applied
-			// A voxel without data stays without: no noise is drawn
-			// into what is not there (impulses and dead lines would
-			// give it a value).
-			for i, v := range clean.Data {
-				if math.IsNaN(v) {
-					noisy.Data[i] = v
-				}
-			}
-			what := spec.Resolve().String()
-			switch {
-			case caseName != "" && baseGiven && qrnnCase != noise.CaseNonIID:
-				what += fmt.Sprintf("; the sparse part of QRNN3D complex noise case %d (%s): %s", int(qrnnCase), qrnnCase.Name(), qrnnCase.Sparse())
-			case caseName != "" && !baseGiven:
-				what = fmt.Sprintf("%s, seed %d", qrnnCase, spec.Seed)
-			}
-			drawn := applied.Lines()
-			noisy.Metadata = clean.Metadata // the scene's, unchanged
-			noisy.Processing = "tdsc " + version + " noise: " + strings.Join(append([]string{what}, drawn...), "; ")
-			info, err := writeCube(out, noisy, wopts, log)
-			if err != nil {
-				return err
-			}
-			if info.Clipped > 0 {
+			if done.Clipped > 0 {
 				limit, where := "[0, 255]", "the PNG stack "+out
 				if formats.ForWrite(out).Info().Name != "png" {
-					limit, where = "the range of "+wopts.DType, out // an integer --dtype
+					limit, where = "the range of "+cf.dtype, out // an integer --dtype
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d values were clipped to %s in %s; use an .hdr output (or a float --dtype) for a lossless noisy cube\n",
-					info.Clipped, len(noisy.Data), limit, where)
+					done.Clipped, len(done.Noisy.Data), limit, where)
 			}
-			for _, line := range drawn {
-				log.Logf("%s", line)
+			for _, line := range done.Applied.Lines() {
+				cf.log.Logf("%s", line)
 			}
-			log.Logf("wrote %s (%s, %s)", out, noisy.Size(), what)
+			cf.log.Logf("wrote %s (%s, %s)", out, done.Noisy.Size(), done.What)
 			return nil
 		},
 	}
@@ -220,13 +170,6 @@ input's units; its missing voxels (no data) stay missing.`,
 	f.Uint64Var(&spec.Seed, "seed", 1, "seed of the noise generator")
 	f.BoolVar(&force, "force", false, "overwrite an existing output")
 	cf.register(c, true)
-	cf.registerMemory(f, noisePeak)
+	cf.registerMemory(f, pipeline.NoisePeak)
 	return c
 }
-
-// noisePeak is the peak memory of tdsc noise, in bytes a voxel of its
-// input: the clean and the noisy cube as float64 (16), the output's
-// encoding and the input's bytes as read. Measured by scripts/memory.sh
-// on a 512×512×31 cube (docs/results.md): 21.4 for uint8 input, 24.4 for
-// float32, rounded up.
-const noisePeak = 25

@@ -12,6 +12,7 @@ import (
 	"tdsc/internal/metrics/scorejson"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/parallel"
 )
 
 // norefRow is the no-reference assessment of one input.
@@ -45,7 +46,7 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 		}
 		// The statistics are computed into a new report: abandoned when
 		// interrupted.
-		rep, err := interruptible(cf.ctx, func() (*noref.Report, error) {
+		rep, err := parallel.Interruptible(cf.ctx, func() (*noref.Report, error) {
 			if noisy != nil {
 				return noref.Assess(noisy, x, estimator)
 			}
@@ -100,9 +101,10 @@ func writeNoiseLevelTable(w io.Writer, rows []norefRow, noisyPath string, perBan
 func summaryRows(rep *noref.Report) []noref.Band { return []noref.Band{rep.Mean, rep.Min, rep.Max} }
 
 // residualValues are the residual's statistics of b, in the order of the
-// table's and the CSV's columns after σ.
+// table's and the CSV's columns after σ: the moments, then the spectra's
+// figures (flatness, period; see noref.Band).
 func residualValues(b noref.Band) []float64 {
-	return []float64{b.Removed, b.Correlation, b.LagX, b.LagY, b.ColumnShare, b.RowShare}
+	return []float64{b.Removed, b.Correlation, b.LagX, b.LagY, b.ColumnShare, b.RowShare, b.Flatness, b.Period}
 }
 
 // writeNoRefTable prints one row per input. Without a denoised input its
@@ -112,7 +114,7 @@ func residualValues(b noref.Band) []float64 {
 func writeNoRefTable(w io.Writer, rows []norefRow, residual, perBand bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	if residual {
-		fmt.Fprintln(tw, "input\tσ of noisy\tremoved σ\tcorr(removed, output)\tlag-1 x\tlag-1 y\tcolumn share\trow share\t")
+		fmt.Fprintln(tw, "input\tσ of noisy\tremoved σ\tcorr(removed, output)\tlag-1 x\tlag-1 y\tcolumn share\trow share\tflatness\tperiod\t")
 	} else {
 		fmt.Fprintln(tw, "input\tσ\tmin σ\tmax σ\t")
 	}
@@ -151,7 +153,7 @@ func writeNoRefCSV(w io.Writer, rows []norefRow, residual, perBand bool) error {
 	cw := csv.NewWriter(w)
 	header := []string{"input", "band", "sigma"}
 	if residual {
-		header = append(header, "removed", "correlation", "lag_x", "lag_y", "column_share", "row_share")
+		header = append(header, "removed", "correlation", "lag_x", "lag_y", "column_share", "row_share", "flatness", "period")
 	}
 	header = append(header, "a", "b", "noise_model")
 	_ = cw.Write(header)
@@ -191,6 +193,8 @@ type norefJSONBand struct {
 	LagY        *scorejson.Float `json:"lag_y,omitempty"`
 	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
 	RowShare    *scorejson.Float `json:"row_share,omitempty"`
+	Flatness    *scorejson.Float `json:"flatness,omitempty"`
+	Period      *scorejson.Float `json:"period,omitempty"`
 	A           scorejson.Float  `json:"a"`
 	B           scorejson.Float  `json:"b"`
 }
@@ -206,6 +210,8 @@ type norefJSONResult struct {
 	LagY        *scorejson.Float `json:"lag_y,omitempty"`
 	ColumnShare *scorejson.Float `json:"column_share,omitempty"`
 	RowShare    *scorejson.Float `json:"row_share,omitempty"`
+	Flatness    *scorejson.Float `json:"flatness,omitempty"`
+	Period      *scorejson.Float `json:"period,omitempty"`
 	A           scorejson.Float  `json:"a"`
 	B           scorejson.Float  `json:"b"`
 	NoiseModel  string           `json:"noise_model"`
@@ -228,6 +234,7 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 	band := func(number int, b noref.Band) norefJSONBand {
 		return norefJSONBand{Band: number, Sigma: scorejson.Float(b.Sigma), Removed: opt(b.Removed), Correlation: opt(b.Correlation),
 			LagX: opt(b.LagX), LagY: opt(b.LagY), ColumnShare: opt(b.ColumnShare), RowShare: opt(b.RowShare),
+			Flatness: opt(b.Flatness), Period: opt(b.Period),
 			A: scorejson.Float(b.A), B: scorejson.Float(b.B)}
 	}
 	out := struct {
@@ -241,6 +248,7 @@ func writeNoRefJSON(w io.Writer, rows []norefRow, noisyPath string) error {
 		m := band(0, r.rep.Mean)
 		res := norefJSONResult{Input: r.input, Sigma: m.Sigma, Removed: m.Removed, Correlation: m.Correlation,
 			LagX: m.LagX, LagY: m.LagY, ColumnShare: m.ColumnShare, RowShare: m.RowShare,
+			Flatness: m.Flatness, Period: m.Period,
 			A: m.A, B: m.B, NoiseModel: r.rep.NoiseModel(),
 			NoiseZ: scorejson.Float(r.rep.NoiseLevel.Z), NoiseRatio: scorejson.Float(r.rep.NoiseLevel.Ratio),
 			Min: band(0, r.rep.Min), Max: band(0, r.rep.Max)}

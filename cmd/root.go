@@ -15,10 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tdsc/internal/algebra/tproduct"
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/formats"
 	"tdsc/internal/methods"
+	"tdsc/internal/tsc"
 )
 
 // version is the release of tdsc; builds from a tagged module report the tag.
@@ -94,7 +94,7 @@ func versionString() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
-	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tproduct.BLASName())
+	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tsc.BLASName())
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

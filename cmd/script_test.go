@@ -42,7 +42,8 @@ func TestMain(m *testing.M) {
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
-// cmdStoreCube), cropcube (cmdCropCube), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
+// cmdStoreCube), cropcube (cmdCropCube), detectorstripes
+// (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
 // maskcube (cmdMaskCube); two check outputs: samemissing
 // (cmdSameMissing), agree (cmdAgree) and pngpixel (cmdPNGPixel).
 func TestScripts(t *testing.T) {
@@ -67,17 +68,18 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"pngband":     cmdPNGBand,
-			"unhex":       cmdUnhex,
-			"storecube":   cmdStoreCube,
-			"cropcube":    cmdCropCube,
-			"sparse":      cmdSparse,
-			"nodatacube":  cmdNoDataCube,
-			"maskcube":    cmdMaskCube,
-			"samemissing": cmdSameMissing,
-			"setmissing":  cmdSetMissing,
-			"agree":       cmdAgree,
-			"pngpixel":    cmdPNGPixel,
+			"pngband":         cmdPNGBand,
+			"unhex":           cmdUnhex,
+			"storecube":       cmdStoreCube,
+			"cropcube":        cmdCropCube,
+			"detectorstripes": cmdDetectorStripes,
+			"sparse":          cmdSparse,
+			"nodatacube":      cmdNoDataCube,
+			"maskcube":        cmdMaskCube,
+			"samemissing":     cmdSameMissing,
+			"setmissing":      cmdSetMissing,
+			"agree":           cmdAgree,
+			"pngpixel":        cmdPNGPixel,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -241,6 +243,38 @@ func cmdCropCube(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("cropcube: window %d×%d at (%d, %d) is not inside the %s cube", n[2], n[3], n[0], n[1], c.Size())
 	}
 	_, err = formats.Write(ts.MkAbs(args[1]), c.Crop(n[0], n[1], 0, n[2], n[3], c.Bands), msi.WriteOptions{})
+	ts.Check(err)
+}
+
+// cmdDetectorStripes adds a push-broom sensor's periodic striping to a
+// cube: `detectorstripes SRC DST PERIOD AMPLITUDE` writes SRC with every
+// column x offset by o[x mod PERIOD] in every band, the offsets of the
+// PERIOD detectors drawn uniformly from ±AMPLITUDE (seeded), as a float32
+// ENVI cube (or DST's format).
+func cmdDetectorStripes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: detectorstripes SRC DST PERIOD AMPLITUDE")
+	}
+	period, err := strconv.Atoi(args[2])
+	if err != nil || period < 1 {
+		ts.Fatalf("detectorstripes: bad period %q", args[2])
+	}
+	amplitude, err := strconv.ParseFloat(args[3], 64)
+	ts.Check(err)
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	rng := rand.New(rand.NewPCG(29, 5))
+	offsets := make([]float64, period)
+	for i := range offsets {
+		offsets[i] = amplitude * (2*rng.Float64() - 1)
+	}
+	for b := range c.Bands {
+		band := c.Band(b)
+		for i := range band {
+			band[i] += offsets[(i%c.Width)%period]
+		}
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{})
 	ts.Check(err)
 }
 

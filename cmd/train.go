@@ -2,15 +2,12 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"tdsc/internal/atomicfile"
 	"tdsc/internal/denoise"
 	"tdsc/internal/methods"
-	"tdsc/internal/render"
-	"tdsc/internal/stages/repair"
+	"tdsc/internal/pipeline"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -38,9 +35,6 @@ slices side by side, contrast-normalised per atom).`,
 			if input == "" || out == "" {
 				return fmt.Errorf("--input and --save-dict are required")
 			}
-			if err := checkOutputFiles(force, out, atomsImage); err != nil {
-				return err
-			}
 			f := cmd.Flags()
 			v, err := denoise.ParseSettings(trainer.Settings, settings.given(f))
 			if err != nil {
@@ -51,50 +45,14 @@ slices side by side, contrast-normalised per atom).`,
 					return flagError(err)
 				}
 			}
-			if err := denoise.CheckThreads(threads); err != nil {
-				return flagError(err)
-			}
-			log := newReporter(cmd)
-			noisy, err := cf.open(input)
+			ro, err := cf.readOptionsFor(input)
 			if err != nil {
 				return flagError(err)
 			}
-			level, err := interruptible(cmd.Context(), func() (float64, error) { // estimating σ reads the whole cube
-				return denoise.ResolveTrainSigma(noisy, sigma, v.Has(denoise.Beta), log)
-			})
-			if err != nil {
-				return flagError(fmt.Errorf("%s: %w", input, err))
-			}
-			env := denoise.Env{Threads: threads, Report: log, CreatedBy: "tdsc " + version}
-			var note string
-			if env.Threads, note = denoise.ClampThreads(threads); note != "" {
-				log.Logf("%s", note)
-			}
-			// Missing voxels are filled, as denoise fills them, so that
-			// no patch of the sample holds a value that is no data.
-			filled, _, err := repair.FillMissing(noisy)
-			if err != nil {
-				return fmt.Errorf("%s: %w", input, err)
-			}
-			model, err := trainer.Train(cmd.Context(), filled, v, level, env)
-			if err != nil {
-				return flagError(err)
-			}
-			obj := model.Objective
-			log.Logf("learned %d atoms in %d iterations, objective %.6g", model.Atoms.N, len(obj), obj[len(obj)-1])
-			if atomsImage != "" {
-				if err := render.WritePNG(atomsImage, render.CubeAtoms(model), force); err != nil {
-					return err
-				}
-			}
-			if err := model.WriteFile(out, force); err != nil {
-				if atomsImage != "" {
-					os.Remove(atomsImage)
-				}
-				return err
-			}
-			log.Logf("wrote %s", out)
-			return nil
+			job := &pipeline.TrainJob{Input: input, Read: ro, Trainer: trainer, Values: v, Sigma: sigma, Threads: threads,
+				Out: out, AtomsImage: atomsImage, Force: force, Program: "tdsc " + version, Report: cf.log}
+			_, err = job.Run(cmd.Context())
+			return flagError(err)
 		},
 	}
 	f := c.Flags()
@@ -111,20 +69,6 @@ slices side by side, contrast-normalised per atom).`,
 	}
 	settings = registerSettings(c, decls)
 	cf.register(c, false)
-	cf.registerMemory(f, trainPeak)
+	cf.registerMemory(f, pipeline.TrainPeak)
 	return c
 }
-
-// checkOutputFiles returns an error for the first of paths (files, not
-// cubes) that exists, unless force is set, or whose folder does not exist
-// or cannot be written (atomicfile.Check). Checking before the work
-// starts saves a long run that could not write its result.
-func checkOutputFiles(force bool, paths ...string) error {
-	return atomicfile.Check(force, paths...)
-}
-
-// trainPeak is the peak memory of tdsc train, in bytes a voxel of its
-// input: the cube as float64, its missing voxels filled in a copy, and the
-// training sample. Measured by scripts/memory.sh on a 512×512×31 cube
-// (docs/results.md): 13.0 for uint8 input, 15.9 for float32, rounded up.
-const trainPeak = 16

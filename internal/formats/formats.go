@@ -6,7 +6,7 @@
 // format of All that recognizes the path's name reads or writes it (a
 // format may read more names than it writes: msi.InputRecognizer), and an
 // output path that none recognizes is a PNG band stack folder when it has
-// no extension, and an error otherwise (CheckOutput). So "x.hdr" is ENVI,
+// no extension, and an error otherwise (CheckName). So "x.hdr" is ENVI,
 // "x.npy" NumPy, "x.mat:VAR" a MAT-file variable, "denoised" a
 // band-stack folder, and "x.tif" no format tdsc writes.
 package formats
@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tdsc/internal/atomicfile"
 	"tdsc/internal/formats/array"
 	"tdsc/internal/formats/envi"
 	"tdsc/internal/formats/mat"
@@ -95,25 +94,9 @@ func CheckName(path string) error {
 	return fmt.Errorf("%s: tdsc writes no %s files: an output is %s", path, ext, WritePaths())
 }
 
-// CheckOutput returns the error that writing a height×width×bands cube at
-// path with opts would meet, found before the cube is made: a name of no
-// format (CheckName), an existing output without opts.Force, a folder
-// that does not exist or cannot be written (atomicfile.Check), a cube
-// larger than the format holds (msi.SizeLimiter). A size of 0×0×0 (not
-// known yet) skips the last. Commands call it before they read their
-// input, and again with the size once they know it.
+// CheckOutput is NewTarget(path).Check(height, width, bands, opts).
 func CheckOutput(path string, height, width, bands int, opts msi.WriteOptions) error {
-	if err := CheckName(path); err != nil {
-		return err
-	}
-	f := ForWrite(path)
-	if err := atomicfile.Check(opts.Force, f.Outputs(path)...); err != nil {
-		return err
-	}
-	if l, ok := f.(msi.SizeLimiter); ok && height*width*bands > 0 {
-		return l.CheckSize(path, height, width, bands, opts)
-	}
-	return nil
+	return NewTarget(path).Check(height, width, bands, opts)
 }
 
 // recognize returns the first format of All that recognizes path, or nil.
@@ -145,11 +128,11 @@ func Open(path string) (*msi.Cube, error) { return OpenWith(path, msi.ReadOption
 // that does not take it is an *option.Error (every format takes a
 // scale). The cube's Stored says how it was stored and read.
 func OpenWith(path string, opts msi.ReadOptions) (*msi.Cube, error) {
-	f, err := checkRead(path, opts)
+	s, err := NewSource(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	return f.Open(path, opts)
+	return s.Open()
 }
 
 // checkRead returns the format of path after checking opts against it.
@@ -175,10 +158,7 @@ func checkRead(path string, opts msi.ReadOptions) (msi.Format, error) {
 // Write stores c at path in the format ForWrite chooses, atomically (see
 // msi.Format). An existing output is an error unless opts.Force is set.
 func Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
-	if err := CheckName(path); err != nil {
-		return msi.WriteInfo{}, err
-	}
-	return ForWrite(path).Write(path, c, opts)
+	return NewTarget(path).Write(c, opts)
 }
 
 // RefuseExisting returns an *atomicfile.ExistsError when Write(path, …)
@@ -186,85 +166,24 @@ func Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, erro
 // .img, whatever the case of the extension given; for FILE.mat:NAME the
 // file). Commands call it before long work, so that a run that could not
 // write its result does not start.
-func RefuseExisting(path string) error {
-	return atomicfile.Refuse(ForWrite(path).Outputs(path)...)
-}
+func RefuseExisting(path string) error { return NewTarget(path).Refuse() }
 
 // OpenWindow opens the cube at path for reading a window of lines at a
 // time, with opts as OpenWith takes them. A format that cannot is an
-// error saying which can (see CanReadWindows).
+// error saying which can (see Source.Windows).
 func OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
-	f, err := checkRead(path, opts)
+	s, err := NewSource(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	w, ok := f.(msi.WindowOpener)
-	if !ok {
-		return nil, fmt.Errorf("%s: %s", path, windowsError(f, "read", windowReaders()))
-	}
-	return w.OpenWindow(path, opts)
+	return s.OpenWindow()
 }
 
 // CreateWindow starts the output at path, in the format ForWrite chooses,
 // for writing a height×width×bands cube with metadata meta a window of
 // lines at a time. A format that cannot is an error saying which can.
 func CreateWindow(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
-	if err := CheckName(path); err != nil {
-		return nil, err
-	}
-	f := ForWrite(path)
-	w, ok := f.(msi.WindowCreator)
-	if !ok {
-		return nil, fmt.Errorf("%s: %s", path, windowsError(f, "written", windowWriters()))
-	}
-	return w.CreateWindow(path, height, width, bands, meta, opts)
-}
-
-// Size returns the height, width and bands of the cube at path, read with
-// opts, from its header alone, for a format that reads windows of lines
-// (ENVI, .npy); 0, 0, 0 for another, whose size is known once it is read.
-func Size(path string, opts msi.ReadOptions) (height, width, bands int, err error) {
-	f, err := checkRead(path, opts)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	w, ok := f.(msi.WindowOpener)
-	if !ok {
-		return 0, 0, 0, nil
-	}
-	r, err := w.OpenWindow(path, opts)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer r.Close()
-	height, width, bands = r.Size()
-	return height, width, bands, nil
-}
-
-// CanReadWindows returns nil when the cube at path is of a format that
-// reads windows of lines, and otherwise an error saying what it is and
-// which formats can ("a .mat, which cannot be read in strips of lines
-// (ENVI and .npy can)"), without reading the cube.
-func CanReadWindows(path string) error {
-	f, err := ForRead(path)
-	if err != nil {
-		return err
-	}
-	if _, ok := f.(msi.WindowOpener); !ok {
-		return errors.New(windowsError(f, "read", windowReaders()))
-	}
-	return nil
-}
-
-// CanWriteWindows returns nil when an output at path is written in a
-// format that writes windows of lines, and otherwise an error saying so
-// and which formats can.
-func CanWriteWindows(path string) error {
-	f := ForWrite(path)
-	if _, ok := f.(msi.WindowCreator); !ok {
-		return errors.New(windowsError(f, "written", windowWriters()))
-	}
-	return nil
+	return NewTarget(path).CreateWindow(height, width, bands, meta, opts)
 }
 
 // windowsError says that a cube of format f cannot be read or written in
@@ -340,11 +259,4 @@ func joinLabels(labels []string, and string) string {
 		return strings.Join(labels, "")
 	}
 	return strings.Join(labels[:len(labels)-1], ", ") + " " + and + " " + labels[len(labels)-1]
-}
-
-// Lost names the metadata of c (its missing voxels included) that an
-// output at path would not keep, its format not carrying it: what a
-// command may warn of.
-func Lost(path string, c *msi.Cube) []string {
-	return c.Present(^ForWrite(path).Info().Carries)
 }

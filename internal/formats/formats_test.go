@@ -92,7 +92,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("%s says it carries %v but lost it: %+v", info.Name, got.Present(what), got.Metadata)
 			}
 		}
-		if lost := Lost(path, c); len(lost) != len(c.Present(^info.Carries)) {
+		if lost := NewTarget(path).Lost(c); len(lost) != len(c.Present(^info.Carries)) {
 			t.Errorf("%s: Lost says %v", info.Name, lost)
 		}
 		if err := RefuseExisting(path); !errors.Is(err, fs.ErrExist) {
@@ -424,21 +424,21 @@ func TestWindowRefusals(t *testing.T) {
 		if _, err := OpenWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines (ENVI and .npy can)") {
 			t.Errorf("OpenWindow(%s): %v", path, err)
 		}
-		if err := CanReadWindows(path); err == nil {
-			t.Errorf("CanReadWindows(%s) = nil", path)
+		if src, err := NewSource(path, msi.ReadOptions{}); err != nil || src.Windows() == nil {
+			t.Errorf("NewSource(%s).Windows() = nil (%v)", path, err)
 		}
 		out := filepath.Join(dir, "o-"+filepath.Base(path))
 		if _, err := CreateWindow(out, 2, 2, 2, msi.Metadata{}, msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be written in strips") {
 			t.Errorf("CreateWindow(%s): %v", out, err)
 		}
-		if err := CanWriteWindows(out); err == nil {
-			t.Errorf("CanWriteWindows(%s) = nil", out)
+		if err := NewTarget(out).Windows(); err == nil {
+			t.Errorf("NewTarget(%s).Windows() = nil", out)
 		}
 	}
 	for _, name := range []string{"w.hdr", "w.npy"} {
 		path := filepath.Join(dir, name)
-		if err := CanWriteWindows(path); err != nil {
-			t.Errorf("CanWriteWindows(%s): %v", path, err)
+		if err := NewTarget(path).Windows(); err != nil {
+			t.Errorf("NewTarget(%s).Windows(): %v", path, err)
 		}
 		w, err := CreateWindow(path, 2, 2, 2, msi.Metadata{}, msi.WriteOptions{})
 		if err != nil {

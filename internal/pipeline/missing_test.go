@@ -117,7 +117,7 @@ func TestMaskWrittenBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := job(in, dir, nil)
-	j.Mask, j.KeepCubes = maskPath, true
+	j.Mask = maskPath
 	out, err := Run(context.Background(), j)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,13 @@
 //     of the pixels treated as missing and the residual noisy − result,
 //     each with the input's metadata and a processing line that says how
 //     it was made.
+//  4. Scores: with a reference (Job.Ref), the metrics of the input and of
+//     the result against it, in the Outcome.
+//
+// Every path is resolved to its format once, when the job starts
+// (formats.Source, formats.Target), and carried through it. The other
+// commands that make cubes are jobs here too: TrainJob (tdsc train) and
+// NoiseJob (tdsc noise).
 //
 // σ is on the [0, 255] scale of package msi; the log says it in the
 // input's units too.
@@ -48,9 +55,12 @@ import (
 	"tdsc/internal/atomicfile"
 	"tdsc/internal/denoise"
 	"tdsc/internal/formats"
+	"tdsc/internal/formats/array"
+	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
+	"tdsc/internal/parallel"
 	"tdsc/internal/report"
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/repair"
@@ -68,6 +78,12 @@ type Job struct {
 	// written back as they were (see ApplyMask), read with MaskRead.
 	Mask     string
 	MaskRead msi.ReadOptions
+	// Ref, if not empty, is the path of the clean cube, read with RefRead
+	// once the input is read and checked to be of its size: the job
+	// scores the input and the result against it (Outcome.Scores), and
+	// so needs the whole cube.
+	Ref     string
+	RefRead msi.ReadOptions
 	// Spec is the method's declaration and Method the method built from
 	// it (Spec.Build); Known is the σ its given dictionary records (0:
 	// none).
@@ -87,25 +103,24 @@ type Job struct {
 	// (dictfile), the mask of the pixels treated as missing (a cube of
 	// the codes of MaskCode) and the removed component noisy − result.
 	Out, SaveDictionary, SaveMask, SaveResidual string
-	// WriteOptions returns how the result and the residual are written,
-	// given how the input was stored (Force is set from Force). The mask
-	// is written with the format's defaults.
-	WriteOptions func(input msi.Storage) msi.WriteOptions
+	// DType is the element type of the result and the residual in a
+	// format that takes one (see WriteOptions); they are written in the
+	// input's units. The mask is written with the format's defaults.
+	DType string
 	// Force replaces existing outputs.
 	Force bool
 
-	// KeepCubes asks for the input and the result in the Outcome, for
-	// scoring against a reference (--ref); the job then needs the whole
-	// cube.
-	KeepCubes bool
-	// Check, if not nil, is called with the input once it is read, before
-	// any work: an error stops the job (a reference of the wrong size).
-	Check func(noisy *msi.Cube) error
 	// Program names the program and its version in processing lines
 	// ("tdsc v1.2").
 	Program string
 	// Report receives the log lines and progress (nil: none).
 	Report report.Reporter
+
+	// in and out are Input and Out resolved to their formats, once, by
+	// Run; clean is the reference, once read.
+	in    formats.Source
+	out   formats.Target
+	clean *msi.Cube
 }
 
 // Strips chooses how a job is cut into strips of lines.
@@ -134,10 +149,22 @@ type Outcome struct {
 	Found *sparsenoise.Report
 	// Strips is the number of strips, 0 for a whole-cube run.
 	Strips int
-	// Noisy and Result are the input and the result, when Job.KeepCubes.
+	// Noisy and Result are the input and the result of a whole-cube run
+	// (nil in strips).
 	Noisy, Result *msi.Cube
+	// Scores are the metrics of the input and of the result against the
+	// reference, in that order, when Job.Ref is given.
+	Scores []Score
 	// Detect is the time the detector took, Total the whole job's.
 	Detect, Total time.Duration
+}
+
+// Score is the metrics of a cube against the reference.
+type Score struct {
+	// Path is the cube's path; Wavelengths its bands' (nil if unknown).
+	Path        string
+	Wavelengths []float64
+	Report      *metrics.Report
 }
 
 // MaskCode is the value of a voxel in a saved mask: 0 for a pixel that
@@ -211,7 +238,11 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 	if err := j.Validate(); err != nil {
 		return nil, err
 	}
-	for _, p := range []string{j.Out, j.SaveMask, j.SaveResidual} {
+	j.out, j.clean = formats.NewTarget(j.Out), nil
+	if err := j.out.Check(0, 0, 0, msi.WriteOptions{Force: j.Force}); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{j.SaveMask, j.SaveResidual} {
 		if p == "" {
 			continue
 		}
@@ -222,18 +253,22 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 	if err := atomicfile.Check(j.Force, j.SaveDictionary); err != nil {
 		return nil, err
 	}
+	var err error
+	if j.in, err = formats.NewSource(j.Input, j.Read); err != nil {
+		return nil, err // missing, of no format, or read with options it does not take
+	}
 	budget := j.Strips.Budget
 	if budget == 0 {
 		budget = DefaultBudget()
 	}
-	tiled, err := j.decideStrips(budget, log)
+	strips, err := j.decideStrips(budget, log)
 	if err != nil {
 		return nil, err
 	}
 	out := &Outcome{}
 	set := &outputSet{force: j.Force}
-	if tiled {
-		err = j.runStrips(ctx, budget, set, out, log)
+	if strips != nil {
+		err = j.runStrips(ctx, strips, budget, set, out, log)
 	} else {
 		err = j.runWhole(ctx, set, out, log)
 	}
@@ -244,22 +279,43 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 	set.commit()
 	out.Total = time.Since(start)
 	log.Logf("wrote %s (%.1f s in all)", j.Out, out.Total.Seconds())
+	if j.clean != nil {
+		if err := j.score(ctx, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// score scores the input and the result against the reference, into
+// out.Scores.
+func (j *Job) score(ctx context.Context, out *Outcome) error {
+	for _, c := range []struct {
+		path string
+		cube *msi.Cube
+	}{{j.Input, out.Noisy}, {j.Out, out.Result}} {
+		rep, err := metrics.Evaluate(ctx, j.clean, c.cube)
+		if err != nil {
+			return err
+		}
+		out.Scores = append(out.Scores, Score{Path: c.path, Wavelengths: c.cube.Wavelengths, Report: rep})
+	}
+	return nil
 }
 
 // runWhole reads the whole cube, denoises it by the path the noise model
 // chooses and writes the outputs into set.
 func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log report.Reporter) error {
-	noisy, err := Open(j.Input, j.Read, log)
+	noisy, err := open(j.in, log)
 	if err != nil {
 		return err
 	}
-	if j.Check != nil {
-		if err := j.Check(noisy); err != nil {
+	if j.Ref != "" {
+		if err := j.readRef(ctx, noisy, log); err != nil {
 			return err
 		}
 	}
-	if err := j.checkOutputSizes(noisy); err != nil {
+	if err := j.checkOutputSizes(ctx, noisy); err != nil {
 		return err
 	}
 	var masked []Masked
@@ -347,10 +403,8 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	Restore(result, noisy, masked)
 	result.Metadata = noisy.Metadata // the scene's, unchanged
 	result.Processing = j.describe(out.Sigma, res) + how
-	if j.KeepCubes {
-		out.Noisy, out.Result = noisy, result
-	}
-	return j.writeWhole(set, noisy, result, det, res, how, log)
+	out.Noisy, out.Result = noisy, result
+	return j.writeWhole(ctx, set, noisy, result, det, res, how, log)
 }
 
 // checkShape returns an error for a cube of height×width×bands too small
@@ -375,8 +429,8 @@ func (j *Job) checkShape(height, width, bands int, missing bool) error {
 
 // checkOutputSizes returns an error for an output that cannot hold a cube
 // of noisy's size (formats.CheckOutput), before the work.
-func (j *Job) checkOutputSizes(noisy *msi.Cube) error {
-	opts := j.writeOptions(noisy.Stored)
+func (j *Job) checkOutputSizes(ctx context.Context, noisy *msi.Cube) error {
+	opts := j.writeOptions(ctx, noisy.Stored)
 	for _, p := range []string{j.Out, j.SaveResidual} {
 		if p == "" {
 			continue
@@ -574,12 +628,12 @@ func kinds(det *sparsenoise.Report) string {
 
 // writeWhole writes the dictionary (small, first), the result, the mask
 // and the residual into set.
-func (j *Job) writeWhole(set *outputSet, noisy, result *msi.Cube, det *sparsenoise.Report, res denoise.Result, how string, log report.Reporter) error {
+func (j *Job) writeWhole(ctx context.Context, set *outputSet, noisy, result *msi.Cube, det *sparsenoise.Report, res denoise.Result, how string, log report.Reporter) error {
 	if err := j.saveDictionary(set, res); err != nil {
 		return err
 	}
-	opts := j.writeOptions(noisy.Stored)
-	if err := j.writeCube(set, j.Out, result, opts, log); err != nil {
+	opts := j.writeOptions(ctx, noisy.Stored)
+	if _, err := writeCube(set, j.out, result, opts, log); err != nil {
 		return err
 	}
 	if j.SaveMask != "" {
@@ -591,8 +645,8 @@ func (j *Job) writeWhole(set *outputSet, noisy, result *msi.Cube, det *sparsenoi
 				mask.Data[i] = MaskCode(v)
 			}
 		}
-		mask.Processing = fmt.Sprintf("%s denoise: mask of the pixels treated as missing (1 impulse, 2 dead, 3 both) in %s", j.Program, j.Input)
-		if err := j.writeCube(set, j.SaveMask, mask, msi.WriteOptions{Force: j.Force}, log); err != nil {
+		mask.Processing = fmt.Sprintf("%s denoise: mask of the pixels treated as missing (1 impulse, 2 dead, 3 both, 4 added for no data) in %s", j.Program, j.Input)
+		if _, err := writeCube(set, formats.NewTarget(j.SaveMask), mask, msi.WriteOptions{Force: j.Force}, log); err != nil {
 			return err
 		}
 	}
@@ -603,7 +657,7 @@ func (j *Job) writeWhole(set *outputSet, noisy, result *msi.Cube, det *sparsenoi
 		}
 		residual.Metadata = noisy.Metadata
 		residual.Processing = "residual input − result of " + result.Processing
-		if err := j.writeCube(set, j.SaveResidual, residual, opts, log); err != nil {
+		if _, err := writeCube(set, formats.NewTarget(j.SaveResidual), residual, opts, log); err != nil {
 			return err
 		}
 	}
@@ -618,30 +672,49 @@ func (j *Job) saveDictionary(set *outputSet, res denoise.Result) error {
 	return set.write([]string{j.SaveDictionary}, func() error { return res.Dictionary.WriteFile(j.SaveDictionary, j.Force) })
 }
 
-// writeCube writes c to path with opts into set and says on log which of
-// c's metadata the output's format cannot keep.
-func (j *Job) writeCube(set *outputSet, path string, c *msi.Cube, opts msi.WriteOptions, log report.Reporter) error {
-	f := formats.ForWrite(path)
-	err := set.write(f.Outputs(path), func() error {
-		_, err := formats.Write(path, c, opts)
+// writeCube writes c to t with opts into set (nil: on its own) and says
+// on log which of c's metadata the output's format cannot keep.
+func writeCube(set *outputSet, t formats.Target, c *msi.Cube, opts msi.WriteOptions, log report.Reporter) (msi.WriteInfo, error) {
+	var info msi.WriteInfo
+	write := func() (err error) {
+		info, err = t.Write(c, opts)
 		return err
-	})
+	}
+	var err error
+	if set != nil {
+		err = set.write(t.Outputs(), write)
+	} else {
+		err = write()
+	}
 	if err == nil {
-		if lost := formats.Lost(path, c); len(lost) > 0 {
-			log.Logf("%s: a %s keeps no %s", path, f.Info().Label, strings.Join(lost, ", "))
+		if lost := t.Lost(c); len(lost) > 0 {
+			report.OrDiscard(log).Logf("%s: a %s keeps no %s", t.Path, t.Format.Info().Label, strings.Join(lost, ", "))
 		}
 	}
-	return err
+	return info, err
 }
 
-// writeOptions returns how to write the result of an input stored as src.
-func (j *Job) writeOptions(src msi.Storage) msi.WriteOptions {
-	o := msi.WriteOptions{}
-	if j.WriteOptions != nil {
-		o = j.WriteOptions(src)
+// writeOptions returns how to write the result of an input stored as src
+// (WriteOptions).
+func (j *Job) writeOptions(ctx context.Context, src msi.Storage) msi.WriteOptions {
+	return WriteOptions(ctx, src, j.DType, j.Force)
+}
+
+// WriteOptions returns how to write a cube made from one read as src: in
+// the input's units (msi.WriteOptions.Like: its scale, gains and offsets
+// undone) and, for an array output, its axes, with the element type dtype
+// ("": the format's default); with dtype "input", the input's, or for a
+// type that is read but not written the one that holds it
+// (array.Writable). An existing output is replaced when force is set; the
+// write stops, leaving nothing, once ctx is cancelled.
+func WriteOptions(ctx context.Context, src msi.Storage, dtype string, force bool) msi.WriteOptions {
+	w := msi.WriteOptions{Force: force, Context: ctx}.Like(src, dtype == "input")
+	if dtype != "input" {
+		w.DType = dtype
+	} else if w.DType != "" {
+		w.DType = array.Writable(w.DType)
 	}
-	o.Force = j.Force
-	return o
+	return w
 }
 
 // describe is the output's processing line: the method, the noise level
@@ -654,41 +727,62 @@ func (j *Job) describe(sigma float64, res denoise.Result) string {
 	return strings.Join(parts, " ")
 }
 
-// Open reads the cube at path with opts and says on log how it was read
-// (ReadLine).
-func Open(path string, opts msi.ReadOptions, log report.Reporter) (*msi.Cube, error) {
-	cube, err := formats.OpenWith(path, opts)
+// open reads the cube in and says on log how it was read
+// (formats.ReadLine).
+func open(in formats.Source, log report.Reporter) (*msi.Cube, error) {
+	cube, err := in.Open()
 	if err != nil {
 		return nil, err
 	}
-	report.OrDiscard(log).Logf("%s", ReadLine(path, cube.Height, cube.Width, cube.Bands, &cube.Metadata, cube.Missing()))
+	report.OrDiscard(log).Logf("%s", formats.ReadLine(in.Path, cube.Height, cube.Width, cube.Bands, &cube.Metadata, cube.Missing()))
 	return cube, nil
 }
 
-// ReadLine says how the cube at path, of metadata m, was read: its format,
-// element type and size, how its values were brought to the working scale
-// (Storage.Units), and how many of its voxels are missing (missing < 0:
-// not known, for a cube read in strips), for example
-//
-//	read x.hdr: ENVI int16 145×145×224, reflectance ×255 (reflectance scale factor 10000); 5 missing voxels (no-data value -9999)
-func ReadLine(path string, height, width, bands int, m *msi.Metadata, missing int) string {
-	label := m.Stored.Format
-	if f := formats.Named(label); f != nil {
-		label = f.Info().Label
+// read resolves the cube at path to its format and reads it whole with
+// opts, saying on log how it was read; a signal (ctx) abandons the read.
+// A cube over the memory budget is an error that says what helps
+// (TooLargeHelp).
+func read(ctx context.Context, path string, opts msi.ReadOptions, log report.Reporter) (*msi.Cube, error) {
+	in, err := formats.NewSource(path, opts)
+	if err != nil {
+		return nil, err
 	}
-	if m.Stored.DType != "" {
-		label += " " + m.Stored.DType
+	return readSource(ctx, in, log)
+}
+
+// readSource is read of a resolved cube.
+func readSource(ctx context.Context, in formats.Source, log report.Reporter) (*msi.Cube, error) {
+	c, err := parallel.Interruptible(ctx, func() (*msi.Cube, error) { return open(in, log) })
+	if err != nil {
+		return nil, TooLargeHelp(err)
 	}
-	line := fmt.Sprintf("read %s: %s %d×%d×%d, %s", path, label, height, width, bands, m.Stored.Units)
-	switch {
-	case missing > 0 && m.HasNoData:
-		line += fmt.Sprintf("; %d missing voxels (no-data value %g)", missing, m.NoData)
-	case missing > 0:
-		line += fmt.Sprintf("; %d missing voxels (NaN)", missing)
-	case missing < 0 && m.HasNoData:
-		line += fmt.Sprintf("; no-data value %g", m.NoData)
+	return c, nil
+}
+
+// readRef reads the reference, which must be of noisy's size, into
+// j.clean.
+func (j *Job) readRef(ctx context.Context, noisy *msi.Cube, log report.Reporter) error {
+	clean, err := read(ctx, j.Ref, j.RefRead, log)
+	if err != nil {
+		return err
 	}
-	return line
+	if !clean.SameSize(noisy) {
+		return fmt.Errorf("reference %s is %s but the input %s is %s", j.Ref, clean.Size(), j.Input, noisy.Size())
+	}
+	j.clean = clean
+	return nil
+}
+
+// TooLargeHelp adds to an error for a cube that does not fit the memory
+// budget (*msi.TooLargeError) what helps; other errors are returned as
+// they are.
+func TooLargeHelp(err error) error {
+	var tl *msi.TooLargeError
+	if !errors.As(err, &tl) {
+		return err
+	}
+	return fmt.Errorf("%w: give a larger --max-memory if the machine has the memory, or denoise the cube in strips (tdsc denoise --tile, %s cubes)",
+		err, strings.Join(formats.WindowLabels(), " and "))
 }
 
 // FormatSigmas lists per-band noise levels on one line.

@@ -198,7 +198,7 @@ func TestGaussianPathUnchanged(t *testing.T) {
 	for _, given := range []float64{0, 20} {
 		var sigmas []float64
 		j := job(in, dir, &sigmas)
-		j.Sigma, j.Force, j.KeepCubes = given, true, true
+		j.Sigma, j.Force = given, true
 		out, err := Run(context.Background(), j)
 		if err != nil {
 			t.Fatal(err)
@@ -225,7 +225,6 @@ func TestRepairPathAndOutputs(t *testing.T) {
 	in := writeInput(t, dir, noisy)
 	j := job(in, dir, nil)
 	j.SaveMask, j.SaveResidual = filepath.Join(dir, "mask.hdr"), filepath.Join(dir, "residual.hdr")
-	j.KeepCubes = true
 	out, err := Run(context.Background(), j)
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +422,7 @@ func TestDraft(t *testing.T) {
 		var calls []string
 		dir := t.TempDir()
 		j := job(writeInput(t, dir, tc.noisy), dir, nil)
-		j.Method, j.Force, j.KeepCubes = drafting{"self", &calls}, true, true
+		j.Method, j.Force = drafting{"self", &calls}, true
 		out, err := Run(context.Background(), j)
 		if err != nil {
 			t.Fatal(err)

@@ -58,7 +58,7 @@ func CheckBudget(n int64) error {
 // when it can run in strips.
 func (j *Job) wholeCubeNeeds() string {
 	var why []string
-	if j.KeepCubes {
+	if j.Ref != "" {
 		why = append(why, "--ref needs the whole cube (score the output with tdsc eval instead)")
 	}
 	if j.Noise.PerBand == On {
@@ -76,22 +76,20 @@ func (j *Job) wholeCubeNeeds() string {
 	return strings.Join(why, "; ")
 }
 
-// decideStrips reports whether the job runs strip by strip: when
+// decideStrips returns the input opened for reading in windows of lines
+// when the job runs strip by strip, nil when it runs whole: strips when
 // j.Strips.Lines is given, or when the input is in a format that reads
 // windows of lines and its whole-cube run would need more than the budget
 // (the method's BytesPerVoxel per voxel, and FixedMemory). Strips need an
 // input and an output in formats that read and write windows
-// (formats.CanReadWindows, CanWriteWindows) and nothing that needs the
-// whole cube (wholeCubeNeeds); a forced run without them is an error, an
-// automatic one says why it cannot tile and runs whole.
-func (j *Job) decideStrips(budget int64, log report.Reporter) (bool, error) {
+// (formats.Source.Windows, formats.Target.Windows) and nothing that needs
+// the whole cube (wholeCubeNeeds); a forced run without them is an error,
+// an automatic one says why it cannot tile and runs whole.
+func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader, error) {
 	if j.Strips.Lines < 0 {
-		return false, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", j.Strips.Lines)
+		return nil, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", j.Strips.Lines)
 	}
-	if _, err := formats.ForRead(j.Input); err != nil {
-		return false, err // missing, or of no format
-	}
-	readErr, writeErr := formats.CanReadWindows(j.Input), formats.CanWriteWindows(j.Out)
+	readErr, writeErr := j.in.Windows(), j.out.Windows()
 	var why string
 	switch {
 	case readErr != nil:
@@ -101,47 +99,45 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (bool, error) {
 	default:
 		why = j.wholeCubeNeeds()
 	}
-	if j.Strips.Lines > 0 {
-		if why != "" {
-			return false, fmt.Errorf("--tile: %s", why)
-		}
-		return true, nil
+	if j.Strips.Lines > 0 && why != "" {
+		return nil, fmt.Errorf("--tile: %s", why)
 	}
 	if readErr != nil {
-		return false, nil // its size is known only once it is read
+		return nil, nil // its size is known only once it is read
 	}
-	in, err := formats.OpenWindow(j.Input, j.Read)
+	in, err := j.in.OpenWindow()
 	if err != nil {
-		return false, err
+		return nil, err
+	}
+	if j.Strips.Lines > 0 {
+		return in, nil
 	}
 	h, w, b := in.Size()
-	in.Close()
 	need := float64(h)*float64(w)*float64(b)*j.Spec.BytesPerVoxel + FixedMemory
 	if need <= float64(budget) {
-		return false, nil
+		in.Close()
+		return nil, nil
 	}
 	if why != "" {
+		in.Close()
 		log.Logf("%s: the whole cube needs about %s, more than the memory budget of %s, but it cannot be denoised in strips: %s",
 			j.Input, tile.FormatBytes(int64(need)), tile.FormatBytes(budget), why)
-		return false, nil
+		return nil, nil
 	}
-	return true, nil
+	return in, nil
 }
 
-// runStrips denoises j.Input into j.Out strip by strip: the scale found
-// (one pass over the file when it needs the largest value), σ resolved,
-// the strips planned for the method and the budget, what the method learns
-// from the whole cube learned (a Tiler, from the strips with their missing
-// voxels filled), then every strip denoised and its core written, in the
-// input's units, its missing voxels filled before and written back as
-// missing. The header records the settings of the last strip's run (a
-// method that is not a Tiler chooses per strip). Sparse noise is not
-// looked for: its detection needs the whole cube.
-func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
-	in, err := formats.OpenWindow(j.Input, j.Read)
-	if err != nil {
-		return err
-	}
+// runStrips denoises the input in, opened for windows, into j.Out strip
+// by strip: the scale found (one pass over the file when it needs the
+// largest value), σ resolved, the strips planned for the method and the
+// budget, what the method learns from the whole cube learned (a Tiler,
+// from the strips with their missing voxels filled), then every strip
+// denoised and its core written, in the input's units, its missing voxels
+// filled before and written back as missing. The header records the
+// settings of the last strip's run (a method that is not a Tiler chooses
+// per strip). Sparse noise is not looked for: its detection needs the
+// whole cube. in is closed when it returns.
+func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
 	defer in.Close()
 	height, width, bands := in.Size()
 	if err := in.Prepare(ctx); err != nil {
@@ -151,7 +147,7 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 	if err != nil {
 		return err
 	}
-	log.Logf("%s", ReadLine(j.Input, height, width, bands, &meta, -1))
+	log.Logf("%s", formats.ReadLine(j.Input, height, width, bands, &meta, -1))
 	if j.Noise.Sparse != Off {
 		log.Logf("in strips the sparse noise is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
 	}
@@ -196,7 +192,7 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 			return err
 		}
 	}
-	w, err := formats.CreateWindow(j.Out, height, width, bands, meta, j.writeOptions(meta.Stored))
+	w, err := j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored))
 	if err != nil {
 		return err
 	}
@@ -228,7 +224,7 @@ func (j *Job) runStrips(ctx context.Context, budget int64, set *outputSet, out *
 		return err
 	}
 	w.SetProcessing(j.describe(sigma, last))
-	return set.write(formats.ForWrite(j.Out).Outputs(j.Out), w.Commit)
+	return set.write(j.out.Outputs(), w.Commit)
 }
 
 // stripSigma returns the given σ, or the σ a given dictionary records, or

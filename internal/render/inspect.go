@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"tdsc/internal/metrics/noref"
 )
 
 // Linear is an intensity mapping: Lo is black, Hi white, values between
@@ -105,7 +107,9 @@ type PixelSpectra struct {
 // denoised version and of the part removed between them (Height×Width,
 // row-major), and the spectra of chosen pixels over the positions X
 // (wavelengths or band numbers, increasing, one per band), which XName
-// names. Band says which band is shown.
+// names. Band says which band is shown. RemovedColumns, when not nil, is
+// the power spectrum of the removed band's column means (by
+// noref.ColumnMeanSpectrum).
 type Inspection struct {
 	Height, Width            int
 	Band                     string
@@ -113,6 +117,7 @@ type Inspection struct {
 	Pixels                   []PixelSpectra
 	X                        []float64
 	XName                    string
+	RemovedColumns           *noref.ColumnSpectrum
 }
 
 // Colours of the picture.
@@ -149,9 +154,10 @@ const (
 // side by side, magnified by whole pixels to at least minPanel pixels,
 // with each chosen pixel marked and numbered; a line saying the mappings;
 // and a grid of line plots, one per chosen pixel, of its noisy, denoised
-// and reference spectra, under a legend. Rows and columns in labels count
-// from 1. It panics if a band is not Height·Width long or a spectrum not
-// len(X) long.
+// and reference spectra, under a legend, followed by the plot of the
+// removed band's column-mean power spectrum in dB (10·log₁₀ of the power)
+// when there is one. Rows and columns in labels count from 1. It panics
+// if a band is not Height·Width long or a spectrum not len(X) long.
 func Inspect(in *Inspection) *image.RGBA {
 	h, w := in.Height, in.Width
 	for _, b := range [][]float64{in.Noisy, in.Denoised, in.Removed} {
@@ -169,6 +175,9 @@ func Inspect(in *Inspection) *image.RGBA {
 			panic(fmt.Sprintf("render: a reference spectrum has %d values, want %d", len(p.Reference), len(in.X)))
 		}
 	}
+	if s := in.RemovedColumns; s != nil && (len(s.Power) != len(s.Frequency) || len(s.Power) < 3) {
+		panic(fmt.Sprintf("render: a column spectrum of %d powers at %d frequencies, want at least 3 of each", len(s.Power), len(s.Frequency)))
+	}
 	scale := max(1, (minPanel+max(h, w)-1)/max(h, w))
 	pw, ph := w*scale, h*scale
 	intensity, removed := ImageRange(in.Denoised), SymmetricRange(in.Removed)
@@ -181,9 +190,13 @@ func Inspect(in *Inspection) *image.RGBA {
 	// As many plots side by side as the bands' width holds, and at least
 	// three (or as many as there are) even when the bands are narrower.
 	width := max(2*margin+3*pw+2*panelGap, 2*margin+textWidth(caption))
-	cols := min(max(1, len(in.Pixels)), max(minPlotColumns, (width-2*margin+panelGap)/(plotWidth+panelGap)))
+	plots := len(in.Pixels)
+	if in.RemovedColumns != nil {
+		plots++
+	}
+	cols := min(max(1, plots), max(minPlotColumns, (width-2*margin+panelGap)/(plotWidth+panelGap)))
 	width = max(width, 2*margin+cols*(plotWidth+panelGap)-panelGap)
-	rows := (len(in.Pixels) + cols - 1) / cols
+	rows := (plots + cols - 1) / cols
 	panelsTop := margin + 2*lineHeight
 	plotsTop := panelsTop + ph + lineHeight + 2*lineHeight
 	height := plotsTop + margin
@@ -222,6 +235,12 @@ func Inspect(in *Inspection) *image.RGBA {
 	}
 	drawText(img, margin, panelsTop+ph+4, caption, ink)
 
+	if s := in.RemovedColumns; s != nil {
+		k := len(in.Pixels)
+		x0 := margin + (k%cols)*(plotWidth+panelGap)
+		y0 := plotsTop + (k/cols)*(plotHeight+panelGap)
+		columnSpectrumPlot(img, image.Rect(x0, y0, x0+plotWidth, y0+plotHeight), s)
+	}
 	if len(in.Pixels) == 0 {
 		return img
 	}
@@ -246,6 +265,25 @@ func Inspect(in *Inspection) *image.RGBA {
 			fmt.Sprintf("%d: row %d, column %d", k+1, p.Row+1, p.Column+1), in.X, in.XName, spectraSeries(p))
 	}
 	return img
+}
+
+// ColumnSpectrumColour draws the removed band's column-mean spectrum.
+var ColumnSpectrumColour = color.RGBA{R: 120, G: 40, B: 160, A: 255}
+
+// columnSpectrumPlot draws s in box: its power in dB over its frequencies
+// but 0 (the column means' mean, which noref removes), the period in the
+// title.
+func columnSpectrumPlot(img *image.RGBA, box image.Rectangle, s *noref.ColumnSpectrum) {
+	db := make([]float64, len(s.Power)-1)
+	for k, p := range s.Power[1:] {
+		db[k] = 10 * math.Log10(p)
+	}
+	title := "removed col. means (dB), no period"
+	if !math.IsNaN(s.Period) {
+		title = fmt.Sprintf("removed col. means (dB), period %s", short(s.Period))
+	}
+	linePlot(img, box, title, s.Frequency[1:], "cycles per column",
+		[]Series{{Name: "column means", Values: db, Color: ColumnSpectrumColour}})
 }
 
 // spectraSeries are the lines of a pixel's plot, drawn in this order: the

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"tdsc/internal/metrics/noref"
 )
 
 func TestLinearGray(t *testing.T) {
@@ -228,6 +230,49 @@ func TestInspectLayout(t *testing.T) {
 	if got := img.Bounds().Dy(); got != plotsTop+plotHeight+margin {
 		t.Errorf("height %d, want %d", got, plotsTop+plotHeight+margin)
 	}
+}
+
+// TestInspectColumnSpectrum: the removed part's column-mean spectrum is
+// the plot after the pixels', in its own colour, wrapping to a new row
+// when the row is full; a spectrum whose lengths differ panics.
+func TestInspectColumnSpectrum(t *testing.T) {
+	const h, w = 20, 25
+	in := &Inspection{Height: h, Width: w, Band: "band 1", Noisy: make([]float64, h*w), Denoised: make([]float64, h*w), Removed: make([]float64, h*w),
+		X: []float64{1, 2}, XName: "band"}
+	spectrum := &noref.ColumnSpectrum{Frequency: []float64{0, 0.25, 0.5}, Power: []float64{1, 100, 10}, Period: 4}
+	plotsTop := margin + 2*lineHeight + h*((minPanel+w-1)/w) + 3*lineHeight
+	for pixels := range 4 {
+		in.Pixels = in.Pixels[:0]
+		for range pixels {
+			in.Pixels = append(in.Pixels, PixelSpectra{Noisy: []float64{1, 2}, Denoised: []float64{1, 2}})
+		}
+		in.RemovedColumns = spectrum
+		img := Inspect(in)
+		x0, y0 := margin+(pixels%3)*(plotWidth+panelGap), plotsTop+(pixels/3)*(plotHeight+panelGap)
+		found := false
+		for y := y0; y < y0+plotHeight; y++ {
+			for x := x0; x < x0+plotWidth; x++ {
+				found = found || img.RGBAAt(x, y) == ColumnSpectrumColour
+			}
+		}
+		if !found {
+			t.Errorf("%d pixels: no column spectrum in plot %d", pixels, pixels+1)
+		}
+		if got, want := img.Bounds().Dy(), y0+plotHeight+margin; got != want {
+			t.Errorf("%d pixels: height %d, want %d", pixels, got, want)
+		}
+		in.RemovedColumns = nil
+		if got := Inspect(in).Bounds().Dy(); pixels == 0 && got != plotsTop+margin {
+			t.Errorf("no pixels, no spectrum: height %d, want %d", got, plotsTop+margin)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a spectrum of 3 powers at 2 frequencies: no panic")
+		}
+	}()
+	in.RemovedColumns = &noref.ColumnSpectrum{Frequency: []float64{0, 0.5}, Power: []float64{1, 2, 3}}
+	Inspect(in)
 }
 
 func TestInspectPanicsOnBadSizes(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/mjibson/go-dsp/fft"
+
 	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/floats"
 )
@@ -494,4 +496,42 @@ func BenchmarkDFTTubes(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkGoDSPTubes measures why the band-axis transform is this
+// package's plan and not go-dsp's fft.FFTReal (which tdsc uses for Welch
+// spectra in package noref): both transform a block of 64 length-5 tubes,
+// the paper's patch depth, the plan in place with ForwardRows, go-dsp one
+// tube at a time (its length-5 transform goes through Bluestein's
+// algorithm, padded to 16, and allocates its result and scratch). It
+// reports ns per tube and the allocations.
+func BenchmarkGoDSPTubes(b *testing.B) {
+	const k, rows = 5, 64
+	rng := rand.New(rand.NewPCG(1, 6))
+	src := make([]float64, rows*k) // tube j is src[j], src[rows+j], …: the rows-strided layout of ForwardRows
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	b.Run("plan", func(b *testing.B) {
+		p := NewDFT(k)
+		dst := make([]float64, rows*k)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.ForwardRows(dst, rows, src, rows, rows)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/tube")
+	})
+	b.Run("go-dsp", func(b *testing.B) {
+		tube := make([]float64, k)
+		b.ReportAllocs()
+		for b.Loop() {
+			for j := range rows {
+				for t := range tube {
+					tube[t] = src[t*rows+j]
+				}
+				fft.FFTReal(tube)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/tube")
+	})
 }

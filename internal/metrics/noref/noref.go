@@ -60,6 +60,12 @@ type Band struct {
 	// the centred residual, and likewise for rows (0 when the residual is
 	// constant).
 	ColumnShare, RowShare float64
+	// Flatness is the spectral flatness of the residual along its rows,
+	// in [0, 1] (1 for white noise), and Period the strongest period of
+	// its column means in columns, NaN when none (see the note on spectra
+	// in spectrum.go). Both are NaN for bands narrower than 2·minSegment
+	// samples.
+	Flatness, Period float64
 	// A and B are the noisy band's noise-level function σ²(x) = A·x + B
 	// on the working [0, 255] scale (see Report.NoiseLevel).
 	A, B float64
@@ -93,7 +99,7 @@ func Assess(noisy, denoised *msi.Cube, estimator string) (*Report, error) {
 	nan := math.NaN()
 	r := &Report{Bands: make([]Band, noisy.Bands), NoiseLevel: noiselevel.Estimate(noisy, noiselevel.Options{})}
 	for b := range r.Bands {
-		band := Band{Sigma: sigmas[b], Removed: nan, Correlation: nan, LagX: nan, LagY: nan, ColumnShare: nan, RowShare: nan}
+		band := Band{Sigma: sigmas[b], Removed: nan, Correlation: nan, LagX: nan, LagY: nan, ColumnShare: nan, RowShare: nan, Flatness: nan, Period: nan}
 		if denoised != nil {
 			band = residual(noisy.Band(b), denoised.Band(b), noisy.Height, noisy.Width)
 			band.Sigma = sigmas[b]
@@ -103,6 +109,7 @@ func Assess(noisy, denoised *msi.Cube, estimator string) (*Report, error) {
 		r.Bands[b] = band
 	}
 	r.Mean, r.Min, r.Max = summarise(r.Bands)
+	r.Mean.Period, r.Min.Period, r.Max.Period = summarisePeriods(r.Bands)
 	return r, nil
 }
 
@@ -117,7 +124,7 @@ func (r *Report) NoiseModel() string {
 
 // fields lists the fields of a Band, so that summaries treat them alike.
 func fields(b *Band) []*float64 {
-	return []*float64{&b.Sigma, &b.Removed, &b.Correlation, &b.LagX, &b.LagY, &b.ColumnShare, &b.RowShare, &b.A, &b.B}
+	return []*float64{&b.Sigma, &b.Removed, &b.Correlation, &b.LagX, &b.LagY, &b.ColumnShare, &b.RowShare, &b.A, &b.B, &b.Flatness}
 }
 
 // summarise returns the mean, smallest and largest value over bands of
@@ -174,9 +181,13 @@ func residual(y, x []float64, h, w int) Band {
 		varX += dx * dx
 		cov += d[i] * dx
 	}
-	b := Band{Removed: math.Sqrt(varR / n)}
+	b := Band{Removed: math.Sqrt(varR / n), Flatness: math.NaN(), Period: math.NaN()}
 	if varR == 0 {
 		return b
+	}
+	b.Flatness = flatness(d, h, w)
+	if s := columnSpectrum(d, h, w); s != nil {
+		b.Period = s.Period
 	}
 	if varX != 0 {
 		b.Correlation = cov / math.Sqrt(varR*varX)

@@ -1,8 +1,8 @@
-package cmd
+package parallel
 
 import "context"
 
-// interruptible returns work's result, or ctx.Err() as soon as ctx is
+// Interruptible returns work's result, or ctx.Err() as soon as ctx is
 // cancelled, whichever comes first. It is how the command line stops
 // within moments of SIGINT or SIGTERM in work that checks no context of
 // its own: reading a whole cube (every format decodes it in one piece),
@@ -12,7 +12,7 @@ import "context"
 // memory of its own, never writes a file): abandoned, it runs on until
 // the process exits, which Main does as soon as the command returns the
 // context's error. A nil ctx is never cancelled.
-func interruptible[T any](ctx context.Context, work func() (T, error)) (T, error) {
+func Interruptible[T any](ctx context.Context, work func() (T, error)) (T, error) {
 	if ctx == nil {
 		return work()
 	}
