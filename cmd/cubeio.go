@@ -15,6 +15,7 @@ import (
 	"tdsc/internal/formats/array"
 	"tdsc/internal/msi"
 	"tdsc/internal/option"
+	"tdsc/internal/parallel"
 	"tdsc/internal/pipeline"
 	"tdsc/internal/report"
 )
@@ -55,7 +56,8 @@ func (c *cubeFlags) register(cmd *cobra.Command, output bool) {
 	f.StringVar(&c.axes, "axes", array.DefaultAxes, arrays+" inputs: the order of the array's dimensions as H, W and B (e.g. BHW)")
 	scaleHelp := "every cube read (references too): working [0, 255] value = stored value × SCALE (after an ENVI file's data gain and offset values), " +
 		"or auto: an ENVI reflectance scale factor F gives 255/F, a PNG stack its bit depth (8-bit ×1, 16-bit ×255/65535); " +
-		"else floats up to 2 are [0, 1] reflectance ×255, other floats ×1, integers up to 255 ×1, larger ones n-bit counts ×255/(2ⁿ−1)"
+		"uint16 its full range (×255/65535); else floats up to 2 are [0, 1] reflectance ×255, other floats ×1, integers up to 255 ×1, larger ones n-bit counts ×255/(2ⁿ−1), " +
+		"and a cube scored against a reference (or --noisy) takes its scale when both are integers so scaled"
 	if output {
 		scaleHelp += "; outputs go back to the input's units"
 	}
@@ -143,6 +145,38 @@ func (c *cubeFlags) open(path string) (*msi.Cube, error) {
 		return nil, err
 	}
 	return pipeline.ReadWithin(c.ctx, in, c.command, c.peak, c.log)
+}
+
+// openLike reads the cube at path as open does, on one scale with like,
+// a cube of the same scene read before it from likePath (the reference
+// the cube is scored against, the noisy cube it was denoised from): when
+// its own scale was found from its values and like's says otherwise
+// (msi.Agree), it is read again on like's, which is said on log; when the
+// two cannot be told apart, an error says which --scale to give.
+func (c *cubeFlags) openLike(path string, like *msi.Cube, likePath string) (*msi.Cube, error) {
+	cube, err := c.open(path)
+	if err != nil {
+		return nil, err
+	}
+	scale, err := msi.Agree(like.Stored, cube.Stored)
+	if err != nil {
+		return nil, fmt.Errorf("%s is read %s, but %s %s: %w", path, cube.Stored.Units, likePath, like.Stored.Units, err)
+	}
+	if scale == 0 {
+		return cube, nil
+	}
+	o, err := c.readOptionsFor(path)
+	if err != nil {
+		return nil, err
+	}
+	o.Scale = scale
+	if cube, err = parallel.Interruptible(c.ctx, func() (*msi.Cube, error) { return formats.OpenWith(path, o) }); err != nil {
+		return nil, pipeline.TooLargeHelp(err)
+	}
+	cube.Stored.ScaleGiven, cube.Stored.FromData = false, false
+	cube.Stored.Units = fmt.Sprintf("×%.6g, the scale of %s", scale, likePath)
+	report.OrDiscard(c.log).Logf("%s: read again on the scale of %s, ×%.6g (the largest value of each tells another bit depth; one scene is read on one scale)", path, likePath, scale)
+	return cube, nil
 }
 
 // applyMask marks missing the voxels of c that the mask file at path

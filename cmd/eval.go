@@ -131,7 +131,7 @@ bands). The table gives the mean a and b over bands; --per-band every band's.`,
 			}
 			rows := make([]evalRow, len(inputs))
 			for i, in := range inputs {
-				x, err := cf.open(in)
+				x, err := cf.openLike(in, clean, ref)
 				if err != nil {
 					return err
 				}

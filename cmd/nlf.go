@@ -70,7 +70,7 @@ the first to the last.`,
 			log := newReporter(cmd)
 			log.Logf("%s", nl.Summary())
 			heading := []string{
-				fmt.Sprintf("%s: %s noise (slope %.1f standard errors from 0 over the bands; bright/dark variance %.2f, median)",
+				fmt.Sprintf("%s: %s noise (signal-dependent when slope z > 5 and bright/dark variance >= 1.2: here z %.1f over the bands, ratio %.2f, median)",
 					filepath.Base(args[0]), rep.NoiseModel(), nl.Z, nl.Ratio),
 				"noise variance of levels of smooth 4x4 windows against their mean (gray: near clipping) and the fit var(x) = a*x + b",
 			}

@@ -13,6 +13,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/parallel"
+	"tdsc/internal/report"
 )
 
 // norefRow is the no-reference assessment of one input.
@@ -37,7 +38,11 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 	}
 	rows := make([]norefRow, len(inputs))
 	for i, in := range inputs {
-		x, err := cf.open(in)
+		open := cf.open
+		if noisy != nil {
+			open = func(path string) (*msi.Cube, error) { return cf.openLike(path, noisy, noisyPath) }
+		}
+		x, err := open(in)
 		if err != nil {
 			return flagError(err)
 		}
@@ -56,6 +61,12 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 			return fmt.Errorf("%s: %w", in, flagError(err))
 		}
 		rows[i] = norefRow{input: in, rep: rep}
+		switch { // of the cube whose σ the report estimates, once
+		case noisy == nil:
+			sayBelowDetection(cf.log, in, rep)
+		case i == 0:
+			sayBelowDetection(cf.log, noisyPath, rep)
+		}
 	}
 	switch {
 	case asJSON:
@@ -93,6 +104,18 @@ func writeNoiseLevelTable(w io.Writer, rows []norefRow, noisyPath string, perBan
 		}
 	}
 	return tw.Flush()
+}
+
+// sayBelowDetection says on log when the noise of the cube at path, whose
+// bands' σ rep estimated, is below detection (noise.BelowDetection).
+func sayBelowDetection(log report.Reporter, path string, rep *noref.Report) {
+	sigmas := make([]float64, len(rep.Bands))
+	for b, band := range rep.Bands {
+		sigmas[b] = band.Sigma
+	}
+	if why := noise.BelowDetection(sigmas); why != "" {
+		report.OrDiscard(log).Logf("%s: %s", path, why)
+	}
 }
 
 // summaryRows are the rows that summarise a report over bands, in the

@@ -43,9 +43,10 @@ func TestMain(m *testing.M) {
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
 // cmdStoreCube), cropcube (cmdCropCube), detectorstripes
-// (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube) and
-// maskcube (cmdMaskCube); two check outputs: samemissing
-// (cmdSameMissing), agree (cmdAgree) and pngpixel (cmdPNGPixel).
+// (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube),
+// maskcube (cmdMaskCube), setmissing (cmdSetMissing) and fieldscube
+// (cmdFieldsCube); three check outputs: samemissing (cmdSameMissing),
+// agree (cmdAgree) and pngpixel (cmdPNGPixel).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
 	if data != "" || os.Getenv("CI") == "true" {
@@ -78,6 +79,7 @@ func TestScripts(t *testing.T) {
 			"maskcube":        cmdMaskCube,
 			"samemissing":     cmdSameMissing,
 			"setmissing":      cmdSetMissing,
+			"fieldscube":      cmdFieldsCube,
 			"agree":           cmdAgree,
 			"pngpixel":        cmdPNGPixel,
 		},
@@ -373,6 +375,49 @@ func cmdSetMissing(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	_, err = formats.Write(ts.MkAbs(args[1]), c, msi.WriteOptions{}.Like(c.Stored, false))
+	ts.Check(err)
+}
+
+// cmdFieldsCube writes a piecewise-constant cube without noise, as the
+// Indian Pines phantom is: `fieldscube FILE HEIGHT WIDTH BANDS FIELDS
+// [BACKGROUND]`, FIELDS seeded rectangles, each of one value per band
+// (whole quarters from 10 to 250, exact in float32), painted over a
+// constant background (default 100; FIELDS 0: a constant cube).
+func cmdFieldsCube(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 5 && len(args) != 6 {
+		ts.Fatalf("usage: fieldscube FILE HEIGHT WIDTH BANDS FIELDS [BACKGROUND]")
+	}
+	background := 100.0
+	if len(args) == 6 {
+		var err error
+		background, err = strconv.ParseFloat(args[5], 64)
+		ts.Check(err)
+	}
+	var n [4]int
+	for i, a := range args[1:5] {
+		v, err := strconv.Atoi(a)
+		ts.Check(err)
+		n[i] = v
+	}
+	h, w, bands, fields := n[0], n[1], n[2], n[3]
+	rng := rand.New(rand.NewPCG(31, 6))
+	c := msi.NewCube(h, w, bands)
+	for i := range c.Data {
+		c.Data[i] = background
+	}
+	for range fields {
+		y0, x0 := rng.IntN(h), rng.IntN(w)
+		y1, x1 := y0+1+rng.IntN(h-y0), x0+1+rng.IntN(w-x0)
+		for b := range bands {
+			v := 10 + float64(rng.IntN(960))/4
+			for y := y0; y < y1; y++ {
+				for x := x0; x < x1; x++ {
+					c.Set(y, x, b, v)
+				}
+			}
+		}
+	}
+	_, err := formats.Write(ts.MkAbs(args[0]), c, msi.WriteOptions{})
 	ts.Check(err)
 }
 

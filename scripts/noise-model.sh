@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The noise-model decision on the cubes users make: for every scene, tdsc
 # noise --seed 1 with each --sigma, and (with -c) QRNN3D's cases 1–5 and
-# Poisson-Gaussian noise of each -p A,B pair, written lossless (ENVI), then
+# Poisson-Gaussian noise of each -p A,B pair (with -c as well, cases 2–5
+# over it), written lossless (ENVI), then
 # tdsc eval --noref --json; one Markdown row per cube: the noise, the model
 # decided, the pooled slope z, the median bright/dark variance ratio and
 # the mean a and b over bands.
@@ -49,5 +50,10 @@ echo "|---|---|---|---|---|---|---|"
 for scene in "$@"; do
 	for s in "${ss[@]}"; do row "$scene" "σ = $s" --sigma "$s"; done
 	for k in $cases; do row "$scene" "case $k" --case "$k"; done
-	for p in "${ps[@]}"; do row "$scene" "a, b = ${p/,/, }" --noise-params "$p"; done
+	for p in "${ps[@]}"; do
+		row "$scene" "a, b = ${p/,/, }" --noise-params "$p"
+		for k in $cases; do
+			[ "$k" = 1 ] || row "$scene" "case $k over a, b = ${p/,/, }" --noise-params "$p" --case "$k"
+		done
+	done
 done

@@ -260,3 +260,25 @@ func joinLabels(labels []string, and string) string {
 	}
 	return strings.Join(labels[:len(labels)-1], ", ") + " " + and + " " + labels[len(labels)-1]
 }
+
+// ScaleNote returns a note for the log when an output at path written
+// with opts may not read back on the scale it was written in, else "": an
+// integer array output (.npy, .mat: formats that take an element type and
+// record no scale) holds the input's counts, and when the input's scale
+// was found from its largest value (n-bit counts), the output's own
+// largest value may tell another bit depth. (A uint16 or uint8 output
+// reads back by its type; an ENVI output records its scale; a float
+// array output is stored by msi.WriteOptions.UnrecordedScale so that it
+// reads back.)
+func ScaleNote(path string, opts msi.WriteOptions) string {
+	f := ForWrite(path)
+	float := opts.DType == "" || strings.HasPrefix(opts.DType, "float")
+	if f.Info().Takes&msi.TakesDType == 0 || float || !opts.ScaleFromData || opts.ScaleGiven {
+		return ""
+	}
+	if _, _, ok := msi.TypeScale(opts.DType); ok || opts.DType == "uint8" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s counts of the input's scale ×%.6g, which its largest value set and a %s cannot record: read it with --scale %.6g, or beside its input or reference (eval --ref, --noisy), which puts it on theirs",
+		path, opts.DType, opts.Scale, f.Info().Label, opts.Scale)
+}

@@ -489,3 +489,28 @@ func TestWriteCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleNote: only an integer array output whose input's scale came
+// from its largest value, and whose type does not fix the scale, is said
+// to need --scale to read back.
+func TestScaleNote(t *testing.T) {
+	counts := msi.WriteOptions{DType: "int32", Scale: 255.0 / 32767, ScaleFromData: true}
+	if got := ScaleNote("o.npy", counts); !strings.Contains(got, "--scale 0.00778222") {
+		t.Errorf("int32 counts in a .npy: %q", got)
+	}
+	for name, c := range map[string]struct {
+		path string
+		opts msi.WriteOptions
+	}{
+		"ENVI, which records it":  {"o.hdr", counts},
+		"float32":                 {"o.npy", msi.WriteOptions{Scale: 255.0 / 32767, ScaleFromData: true}},
+		"uint16, fixed by type":   {"o.mat", msi.WriteOptions{DType: "uint16", Scale: 255.0 / 32767, ScaleFromData: true}},
+		"uint8":                   {"o.npy", msi.WriteOptions{DType: "uint8", Scale: 1, ScaleFromData: true}},
+		"stated, not from values": {"o.npy", msi.WriteOptions{DType: "int16", Scale: 255.0 / 10000}},
+		"given":                   {"o.npy", msi.WriteOptions{DType: "int16", Scale: 2, ScaleGiven: true, ScaleFromData: true}},
+	} {
+		if got := ScaleNote(c.path, c.opts); got != "" {
+			t.Errorf("%s: %q, want no note", name, got)
+		}
+	}
+}

@@ -92,6 +92,11 @@ type Storage struct {
 	Scale float64
 	// ScaleGiven says that the user gave Scale (--scale).
 	ScaleGiven bool
+	// FromData says that Scale was found from the values (AutoScale's
+	// rule on their largest value), not given, stated by the file or
+	// fixed by the element type: the one way two files of a scene can be
+	// read on different scales (see Agree).
+	FromData bool
 	// Gains and Offsets are the per-band gains and offsets of an ENVI
 	// file (data gain values, data offset values), nil when it has none.
 	Gains, Offsets []float64

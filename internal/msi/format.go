@@ -289,6 +289,10 @@ type WriteOptions struct {
 	// automatic rule would not find them again (the user gives the scale
 	// again to read them).
 	ScaleGiven bool
+	// ScaleFromData says that Scale was found from the input's values
+	// (Storage.FromData): an integer output of a format that cannot record
+	// it may be read back on another (see formats.ScaleNote).
+	ScaleFromData bool
 	// Gains and Offsets, if not nil, are the input's per-band gains and
 	// offsets (physical = stored × gain + offset): a format that keeps
 	// them (ENVI) stores (working/Scale − offset)/gain and records them;
@@ -306,7 +310,7 @@ type WriteOptions struct {
 // (otherwise o.DType is kept, float32 when empty). An input without an
 // element type (a PNG band stack) keeps o.DType.
 func (o WriteOptions) Like(s Storage, keepDType bool) WriteOptions {
-	o.Axes, o.Scale, o.ScaleGiven, o.Gains, o.Offsets = s.Axes, s.Scale, s.ScaleGiven, s.Gains, s.Offsets
+	o.Axes, o.Scale, o.ScaleGiven, o.ScaleFromData, o.Gains, o.Offsets = s.Axes, s.Scale, s.ScaleGiven, s.FromData, s.Gains, s.Offsets
 	if keepDType && s.DType != "" {
 		o.DType = s.DType
 	}

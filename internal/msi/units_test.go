@@ -153,3 +153,49 @@ func TestMissingAndLargest(t *testing.T) {
 		t.Errorf("Largest of nothing = %v", m)
 	}
 }
+
+func TestTypeScale(t *testing.T) {
+	if s, units, ok := TypeScale("uint16"); !ok || s != 255.0/65535 || !strings.Contains(units, "full range") {
+		t.Errorf("uint16: %v %q %v", s, units, ok)
+	}
+	for _, dtype := range []string{"uint8", "int16", "int32", "int64", "uint32", "uint64", "float32", "float64", ""} {
+		if _, _, ok := TypeScale(dtype); ok {
+			t.Errorf("%q: the type alone decides the scale", dtype)
+		}
+	}
+}
+
+// TestAgree: scales found from the values of integers take the earlier
+// cube's; of floats taken differently are an error naming --scale; every
+// other pair is left as read.
+func TestAgree(t *testing.T) {
+	ints := func(scale float64) Storage { return Storage{DType: "int16", Scale: scale, FromData: true} }
+	floats := func(scale float64) Storage { return Storage{DType: "float32", Scale: scale, FromData: true} }
+	for _, c := range []struct {
+		name    string
+		ref, in Storage
+		want    float64
+		err     bool
+	}{
+		{"integers, 15 and 16 bits", ints(255.0 / 32767), ints(255.0 / 65535), 255.0 / 32767, false},
+		{"integers, the same", ints(255.0 / 4095), ints(255.0 / 4095), 0, false},
+		{"floats, reflectance and [0, 255]", floats(255), floats(1), 0, true},
+		{"floats, the same", floats(255), floats(255), 0, false},
+		{"floats with gains and integers", Storage{DType: "int16", Gains: []float64{1}, Scale: 255, FromData: true}, ints(255.0 / 511), 0, false},
+		{"integers and floats", ints(255.0 / 511), floats(1), 0, false},
+		{"stated by the reference's file", Storage{DType: "int16", Scale: 255.0 / 10000}, ints(255.0 / 16383), 255.0 / 10000, false},
+		{"stated by the input's file", ints(255.0 / 16383), Storage{DType: "int16", Scale: 255.0 / 10000}, 0, false},
+		{"given", ints(255.0 / 511), Storage{DType: "int16", Scale: 2, ScaleGiven: true}, 0, false},
+		{"uint16 and int32 counts", Storage{DType: "uint16", Scale: 255.0 / 65535}, Storage{DType: "int32", Scale: 255.0 / 32767, FromData: true}, 255.0 / 65535, false},
+		{"a PNG band stack and int32 counts", Storage{Format: "png", Scale: 1}, Storage{DType: "int32", Scale: 255.0 / 32767, FromData: true}, 0, false},
+		{"floats and a PNG band stack", Storage{Format: "png", Scale: 1}, floats(1), 0, false},
+	} {
+		got, err := Agree(c.ref, c.in)
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("%s: scale %v, error %v; want %v, an error %v", c.name, got, err, c.want, c.err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--scale 255") {
+			t.Errorf("%s: %v does not say which --scale", c.name, err)
+		}
+	}
+}

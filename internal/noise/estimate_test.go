@@ -4,24 +4,37 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv/cubetest"
 )
 
-// directHaarEstimate follows scikit-image step by step: pad an odd band
-// symmetrically (repeat the last row or column) as pywt does, take the
-// diagonal Haar detail of every 2×2 block, drop the zero ones, and divide
-// the median absolute value by Φ⁻¹(0.75) = √2·erfinv(1/2).
+// directHaarEstimate follows the definition step by step: the diagonal
+// Haar detail of every whole 2×2 block at even row and column (an odd
+// band's last row or column unused), each block's kept when it and the
+// blocks above, below, left and right of it (those that exist) are not
+// zero, and the median absolute value of those kept divided by Φ⁻¹(0.75)
+// = √2·erfinv(1/2).
 func directHaarEstimate(band []float64, h, w int) float64 {
-	ph, pw := h+h%2, w+w%2
-	at := func(y, x int) float64 { return band[min(y, h-1)*w+min(x, w-1)] }
+	detail := func(y, x int) (float64, bool) {
+		if y < 0 || x < 0 || y+1 >= h || x+1 >= w {
+			return 0, false
+		}
+		return (band[y*w+x] - band[y*w+x+1] - band[(y+1)*w+x] + band[(y+1)*w+x+1]) / 2, true
+	}
 	var abs []float64
-	for y := 0; y < ph; y += 2 {
-		for x := 0; x < pw; x += 2 {
-			d := (at(y, x) - at(y, x+1) - at(y+1, x) + at(y+1, x+1)) / 2
-			if d != 0 {
+	for y := 0; y+1 < h; y += 2 {
+		for x := 0; x+1 < w; x += 2 {
+			d, _ := detail(y, x)
+			keep := d != 0
+			for _, n := range [][2]int{{y - 2, x}, {y + 2, x}, {y, x - 2}, {y, x + 2}} {
+				if v, ok := detail(n[0], n[1]); ok && v == 0 {
+					keep = false
+				}
+			}
+			if keep {
 				abs = append(abs, math.Abs(d))
 			}
 		}
@@ -141,7 +154,8 @@ func BenchmarkEstimate(b *testing.B) {
 }
 
 // TestEstimateBandMissing: a 2×2 block holding a missing (NaN) pixel is
-// left out of the estimate, which is the estimate of the other blocks.
+// left out of the estimate, which is the estimate of the other blocks
+// computed directly.
 func TestEstimateBandMissing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const h, w = 40, 30
@@ -149,10 +163,134 @@ func TestEstimateBandMissing(t *testing.T) {
 	for i := range band {
 		band[i] = 100 + 10*rng.NormFloat64()
 	}
-	with := slices.Clone(band)
-	with[0], with[w+1] = math.NaN(), 1e9              // one block: a NaN and a wild value
-	band[0], band[1], band[w], band[w+1] = 0, 0, 0, 0 // that block's coefficient 0: left out
-	if got, want := EstimateBand(with, h, w), EstimateBand(band, h, w); got != want {
+	var others []float64
+	for y := 0; y < h; y += 2 {
+		for x := 0; x < w; x += 2 {
+			if y > 0 || x > 0 {
+				i := y*w + x
+				others = append(others, math.Abs(band[i]-band[i+1]-band[i+w]+band[i+w+1])/2)
+			}
+		}
+	}
+	band[0], band[w+1] = math.NaN(), 1e9 // one block: a NaN and a wild value
+	if got, want := EstimateBand(band, h, w), median(others)/normalQuartile; got != want {
 		t.Errorf("with a missing pixel: %v, want %v", got, want)
+	}
+}
+
+// TestInsideDetails checks InsideDetails against its definition, checked
+// coefficient by coefficient, on random grids with zero and NaN entries.
+func TestInsideDetails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 50 {
+		rows, cols := 1+rng.IntN(9), 1+rng.IntN(9)
+		grid := make([]float64, rows*cols)
+		for i := range grid {
+			switch u := rng.Float64(); {
+			case u < 0.2:
+				grid[i] = 0
+			case u < 0.3:
+				grid[i] = math.NaN()
+			default:
+				grid[i] = rng.NormFloat64()
+			}
+		}
+		at := func(i, j int) (float64, bool) {
+			if i < 0 || i >= rows || j < 0 || j >= cols {
+				return 0, false
+			}
+			return grid[i*cols+j], true
+		}
+		var want []float64
+		wantPresent := 0
+		for i := range rows {
+			for j := range cols {
+				c, _ := at(i, j)
+				if math.IsNaN(c) {
+					continue
+				}
+				wantPresent++
+				keep := c != 0
+				for _, d := range [][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
+					if n, ok := at(i+d[0], j+d[1]); ok && n == 0 {
+						keep = false
+					}
+				}
+				if keep {
+					want = append(want, math.Abs(c))
+				}
+			}
+		}
+		got, present := InsideDetails(nil, grid, rows, cols)
+		if present != wantPresent || !slices.Equal(got, want) {
+			t.Fatalf("trial %d (%d×%d): %v of %d, want %v of %d", trial, rows, cols, got, present, want, wantPresent)
+		}
+	}
+}
+
+// TestEstimateBandBelowDetection: a band without noise — constant, or
+// piecewise constant with the edges of random rectangles — has noise below
+// detection, 0; the same bands with Gaussian noise read their σ, and so
+// does a noisy band beside a constant border that covers most of it.
+func TestEstimateBandBelowDetection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const h, w = 96, 80
+	constant := slices.Repeat([]float64{37.5}, h*w)
+	fields := make([]float64, h*w)
+	for range 40 { // overlapping rectangles of random constant values
+		y0, x0 := rng.IntN(h), rng.IntN(w)
+		y1, x1 := y0+1+rng.IntN(h-y0), x0+1+rng.IntN(w-x0)
+		v := 255 * rng.Float64()
+		for y := y0; y < y1; y++ {
+			for x := x0; x < x1; x++ {
+				fields[y*w+x] = v
+			}
+		}
+	}
+	for name, band := range map[string][]float64{"constant": constant, "piecewise constant": fields} {
+		if got := EstimateBand(band, h, w); got != 0 {
+			t.Errorf("%s: σ %v, want 0 (below detection)", name, got)
+		}
+		const sigma = 4
+		noisy := slices.Clone(band)
+		for i := range noisy {
+			noisy[i] += sigma * rng.NormFloat64()
+		}
+		if got := EstimateBand(noisy, h, w); math.Abs(got-sigma) > 0.15*sigma {
+			t.Errorf("%s with noise of σ %v: %v", name, float64(sigma), got)
+		}
+	}
+	border := make([]float64, h*w) // the left 60 % a constant border, the rest noise
+	for y := range h {
+		for x := range w {
+			if x >= 48 {
+				border[y*w+x] = 100 + 10*rng.NormFloat64()
+			}
+		}
+	}
+	if got := EstimateBand(border, h, w); math.Abs(got-10) > 1.5 {
+		t.Errorf("noise beside a constant border: σ %v, want 10", got)
+	}
+}
+
+func TestDetectable(t *testing.T) {
+	for _, c := range []struct {
+		inside, present int
+		want            bool
+	}{{0, 0, false}, {0, 10, false}, {1, 1, true}, {9, 1000, false}, {10, 1000, true}, {500, 1000, true}} {
+		if got := Detectable(c.inside, c.present); got != c.want {
+			t.Errorf("Detectable(%d, %d) = %v", c.inside, c.present, got)
+		}
+	}
+}
+
+func TestBelowDetection(t *testing.T) {
+	if got := BelowDetection([]float64{0, 0, 3}); !strings.HasPrefix(got, "noise below detection: σ 0 in 2 of 3 bands") {
+		t.Errorf("two flat bands of three: %q", got)
+	}
+	for _, sigmas := range [][]float64{{0, 3, 3}, {0, 0, 3, 3}, {0.01}, nil} {
+		if got := BelowDetection(sigmas); got != "" {
+			t.Errorf("%v: %q, want nothing (the median is above 0)", sigmas, got)
+		}
 	}
 }

@@ -13,11 +13,12 @@ import (
 // CheckMemory returns an error when command, which needs peak bytes a
 // voxel of a height×width×bands cube at its peak (its declaration, from
 // a measured peak) and FixedMemory besides, would need more than budget
-// bytes (0: no limit), saying what helps. A peak of 0 checks nothing
-// (the formats' own check of the cube alone still holds).
+// bytes (0: no limit), saying what helps. A peak of 0, or a size not
+// known (0×0×0), checks nothing (the formats' own check of the cube alone
+// still holds).
 func CheckMemory(path, command string, height, width, bands int, peak float64, budget int64) error {
 	need := peak*float64(height)*float64(width)*float64(bands) + FixedMemory
-	if peak == 0 || budget <= 0 || need <= float64(budget) {
+	if peak == 0 || budget <= 0 || height*width*bands == 0 || need <= float64(budget) {
 		return nil
 	}
 	return fmt.Errorf("%s: tdsc %s needs about %g bytes a voxel of the %d×%d×%d cube, %s in all, more than the memory budget of %s: give a larger --max-memory if the machine has the memory, or a smaller cube",

@@ -76,6 +76,9 @@ const (
 	// PathFill: no sparse noise, but missing voxels: they are filled and
 	// the method run once (package repair, one pass).
 	PathFill Path = "missing voxels filled"
+	// PathUnchanged: the noise is below detection (noise.BelowDetection)
+	// and no σ was given: the input is written as it is.
+	PathUnchanged Path = "unchanged, noise below detection"
 )
 
 // DifferRatio is the ratio of the largest to the smallest band σ above

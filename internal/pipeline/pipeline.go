@@ -338,13 +338,23 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		det = j.Noise.withParts(sparsenoise.Detect(noisy))
 		out.Detect = time.Since(t)
 		out.Found = det
+	case missing > 0:
+		det = sparsenoise.MissingOnly(noisy)
+	}
+	if j.Sigma == 0 && j.Known == 0 {
+		if why := belowDetection(noisy, det); why != "" {
+			// Sparse noise is judged against the Gaussian noise's σ: with
+			// none to measure, what the detector found is not said.
+			log.Logf("%s; the input is written unchanged (--sigma denoises it anyway)", why)
+			return j.writeUnchanged(ctx, set, noisy, masked, det, out, log)
+		}
+	}
+	if out.Found != nil {
 		log.Logf("%s (found in %.1f s)", det.Summary(), out.Detect.Seconds())
 		if scale := noisy.Stored.Scale; scale != 0 && scale != 1 {
 			log.Logf("median noise σ in the input's units: %.4g (the σ above are on the working [0, 255] scale)",
 				bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)/scale)
 		}
-	case missing > 0:
-		det = sparsenoise.MissingOnly(noisy)
 	}
 	path, note := j.Noise.choosePath(det, j.Sigma != 0)
 	if note != "" {
@@ -443,6 +453,41 @@ func (j *Job) checkOutputSizes(ctx context.Context, noisy *msi.Cube) error {
 		return formats.CheckOutput(j.SaveMask, noisy.Height, noisy.Width, noisy.Bands, msi.WriteOptions{Force: j.Force})
 	}
 	return nil
+}
+
+// belowDetection says why the noise of noisy is below detection (see
+// noise.BelowDetection), from the detector's σ of its bands when det is
+// not nil, else from noise.Estimate's; "" when it is not.
+func belowDetection(noisy *msi.Cube, det *sparsenoise.Report) string {
+	if det != nil {
+		return noise.BelowDetection(det.Sigma)
+	}
+	return noise.BelowDetection(noise.Estimate(noisy))
+}
+
+// writeUnchanged writes noisy, whose noise is below detection, as the
+// result: its missing voxels and those masked as they were, a residual of
+// 0 and a mask of the missing voxels alone (nothing was treated as
+// sparse noise); no dictionary is learned.
+func (j *Job) writeUnchanged(ctx context.Context, set *outputSet, noisy *msi.Cube, masked []Masked, det *sparsenoise.Report, out *Outcome, log report.Reporter) error {
+	out.Path, out.Sigma = PathUnchanged, 0
+	result := noisy.Clone()
+	Restore(result, noisy, masked)
+	result.Metadata = noisy.Metadata
+	result.Processing = j.Program + " denoise: written unchanged, its noise below detection"
+	if det != nil {
+		kept := *det
+		kept.Mask = make([]uint8, len(det.Mask))
+		for i, v := range det.Mask {
+			kept.Mask[i] = v & sparsenoise.Missing
+		}
+		det = &kept
+	}
+	if j.SaveDictionary != "" {
+		log.Logf("--save-dict %s: not written, no dictionary was learned", j.SaveDictionary)
+	}
+	out.Noisy, out.Result = noisy, result
+	return j.writeWhole(ctx, set, noisy, result, det, denoise.Result{}, "", log)
 }
 
 // bandSigmas returns the bands' σ to whiten noisy by: the estimator's the
@@ -690,6 +735,9 @@ func writeCube(set *outputSet, t formats.Target, c *msi.Cube, opts msi.WriteOpti
 		if lost := t.Lost(c); len(lost) > 0 {
 			report.OrDiscard(log).Logf("%s: a %s keeps no %s", t.Path, t.Format.Info().Label, strings.Join(lost, ", "))
 		}
+		if note := formats.ScaleNote(t.Path, opts); note != "" {
+			report.OrDiscard(log).Logf("%s", note)
+		}
 	}
 	return info, err
 }
@@ -768,6 +816,15 @@ func (j *Job) readRef(ctx context.Context, noisy *msi.Cube, log report.Reporter)
 	}
 	if !clean.SameSize(noisy) {
 		return fmt.Errorf("reference %s is %s but the input %s is %s", j.Ref, clean.Size(), j.Input, noisy.Size())
+	}
+	// One scene on one scale (msi.Agree): the input's is the output's,
+	// so a reference on another is refused rather than the input read
+	// again.
+	if scale, err := msi.Agree(clean.Stored, noisy.Stored); err != nil || scale != 0 {
+		if err == nil {
+			err = fmt.Errorf("one scene must be read on one scale: give --scale %.6g (the reference's)", scale)
+		}
+		return fmt.Errorf("the input %s is read %s, but the reference %s %s: %w", j.Input, noisy.Stored.Units, j.Ref, clean.Stored.Units, err)
 	}
 	j.clean = clean
 	return nil

@@ -305,9 +305,10 @@ func TestCancelLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestAllMasked checks the errors of cubes with nothing left to denoise:
-// a report that masks every pixel, and a cube of zeros, whose one value
-// the detector finds stuck everywhere. Neither leaves an output.
+// TestAllMasked checks the error of a report that masks every pixel,
+// which leaves no output; a cube of zeros, whose one value the detector
+// finds stuck everywhere, has its noise below detection and is written
+// unchanged instead.
 func TestAllMasked(t *testing.T) {
 	dir := t.TempDir()
 	c := msi.NewCube(16, 16, 3)
@@ -319,11 +320,13 @@ func TestAllMasked(t *testing.T) {
 	if _, _, err := j.repair(context.Background(), c, all, &denoise.Result{}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
 		t.Errorf("every pixel masked: got %v, want repair.ErrAllMasked naming %s", err, in)
 	}
-	if _, err := Run(context.Background(), j); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
-		t.Errorf("a cube of zeros: got %v, want repair.ErrAllMasked naming %s", err, in)
-	}
 	if got := names(t, dir); !slices.Equal(got, before) {
-		t.Errorf("the failed jobs left %v", got)
+		t.Errorf("the failed job left %v", got)
+	}
+	if out, err := Run(context.Background(), j); err != nil {
+		t.Errorf("a cube of zeros: %v", err)
+	} else if out.Path != PathUnchanged {
+		t.Errorf("a cube of zeros: path %q; want it unchanged", out.Path)
 	}
 }
 
@@ -431,4 +434,79 @@ func TestDraft(t *testing.T) {
 			t.Errorf("%s: ran %v with processing %q, want %v and %s", tc.name, calls, out.Result.Processing, tc.wantCalls, tc.wantPass)
 		}
 	}
+}
+
+// fields returns an h×w×bands cube that is piecewise constant, without
+// noise: seeded rectangles of one value per band on a constant
+// background, as the Indian Pines phantom is.
+func fields(h, w, bands int) *msi.Cube {
+	rng := rand.New(rand.NewPCG(3, 31))
+	c := msi.NewCube(h, w, bands)
+	for i := range c.Data {
+		c.Data[i] = 100
+	}
+	for range 10 {
+		y0, x0 := rng.IntN(h), rng.IntN(w)
+		y1, x1 := y0+1+rng.IntN(h-y0), x0+1+rng.IntN(w-x0)
+		for b := range bands {
+			v := 10 + float64(rng.IntN(240))
+			for y := y0; y < y1; y++ {
+				for x := x0; x < x1; x++ {
+					c.Set(y, x, b, v)
+				}
+			}
+		}
+	}
+	return c
+}
+
+// TestBelowDetectionUnchanged: a cube whose noise is below detection is
+// written unchanged, whether the sparse noise is looked for or not and in
+// strips, without the method running, its missing voxels kept; a given σ
+// runs the method on it.
+func TestBelowDetectionUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	c := fields(40, 36, 5)
+	c.Set(3, 4, 1, math.NaN())
+	in := filepath.Join(dir, "in.npy")
+	if _, err := formats.Write(in, c, msi.WriteOptions{DType: "float64"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, variant := range []string{"detector", "no detector", "strips"} {
+		var sigmas []float64
+		j := job(in, dir, &sigmas)
+		j.Out = filepath.Join(dir, "out.npy")
+		j.Force = true
+		switch variant {
+		case "no detector":
+			j.Noise.Sparse = Off
+		case "strips":
+			j.Strips.Lines = 8
+		}
+		out, err := Run(context.Background(), j)
+		if err != nil {
+			t.Fatalf("%s: %v", variant, err)
+		}
+		got, err := formats.Open(j.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Path != PathUnchanged || len(sigmas) != 0 || !sameData(got, c) {
+			t.Errorf("%s: path %q, method ran at %v, output the input: %v", variant, out.Path, sigmas, sameData(got, c))
+		}
+	}
+	var sigmas []float64
+	j := job(in, dir, &sigmas)
+	j.Sigma, j.Force = 5, true
+	if out, err := Run(context.Background(), j); err != nil {
+		t.Errorf("σ given: %v", err)
+	} else if out.Path == PathUnchanged || len(sigmas) == 0 || sigmas[0] != 5 {
+		t.Errorf("σ given: path %q, method ran at %v", out.Path, sigmas)
+	}
+}
+
+// sameData reports whether a and b hold the same values, NaN where the
+// other has NaN.
+func sameData(a, b *msi.Cube) bool {
+	return a.SameSize(b) && slices.EqualFunc(a.Data, b.Data, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) })
 }

@@ -156,6 +156,9 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		return err
 	}
 	out.Sigma, out.Path = sigma, PathGaussian
+	if sigma == 0 {
+		out.Path = PathUnchanged
+	}
 	geom, exact := denoise.TileGeometry(j.Method, sigma)
 	lines := j.Strips.Lines
 	if least := max(geom.Halo, geom.Align); lines > 0 && lines < least {
@@ -187,7 +190,9 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget - FixedMemory/2))
 
 	strip, prepared := j.Method, denoise.Result{}
-	if t, ok := j.Method.(denoise.Tiler); ok {
+	if sigma == 0 {
+		strip = unchanged{}
+	} else if t, ok := j.Method.(denoise.Tiler); ok {
 		if strip, prepared, err = t.PrepareTiles(ctx, filledLines{in}, strips, sigma); err != nil {
 			return err
 		}
@@ -229,7 +234,8 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 
 // stripSigma returns the given σ, or the σ a given dictionary records, or
 // the estimate from at most sigmaWindowLines lines at the middle of the
-// cube (the whole cube's estimate would need the whole cube), which a
+// cube (the whole cube's estimate would need the whole cube), 0 when the
+// noise of those lines is below detection (said on log), which a
 // given σ is also checked against (sayGivenSigma), from at most
 // checkWindowVoxels voxels. stored is how the cube is stored, for σ in
 // its units.
@@ -257,6 +263,10 @@ func (j *Job) stripSigma(in tile.Reader, stored msi.Storage, log report.Reporter
 	}
 	window.Stored = stored
 	log.Logf("estimating σ from lines %d–%d", y0, y0+n-1)
+	if why := noise.BelowDetection(noise.Estimate(window)); why != "" {
+		log.Logf("%s; the input is written unchanged (--sigma denoises it anyway)", why)
+		return 0, nil
+	}
 	return denoise.ResolveSigma(window, 0, 0, log)
 }
 
@@ -284,3 +294,13 @@ func (r filledLines) ReadLines(y0, n int) (*msi.Cube, error) {
 	}
 	return filled, err
 }
+
+// unchanged is the method of the strips of a cube whose noise is below
+// detection: every strip is written as it was read.
+type unchanged struct{}
+
+func (unchanged) Denoise(_ context.Context, c *msi.Cube, _ float64) (*msi.Cube, denoise.Result, error) {
+	return c, denoise.Result{}, nil
+}
+
+func (unchanged) Check(float64, int, int, int) error { return nil }

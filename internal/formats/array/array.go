@@ -343,17 +343,30 @@ func Encode(c *msi.Cube, l Layout, t Type, scale float64, firstLine int, noData 
 }
 
 // ApplyScale multiplies the cube's values by scale, or, when scale is 0,
-// by msi.AutoScale's factor for the element type dtype and the cube's
-// largest value (missing voxels aside), and returns the factor used and
-// the phrase that says how it was found.
-func ApplyScale(c *msi.Cube, dtype string, scale float64) (float64, string) {
-	units := msi.GivenScale(scale)
+// by the factor the element type dtype decides (msi.TypeScale), else by
+// msi.AutoScale's for the type and the cube's largest value (missing
+// voxels aside), and returns the factor used, the phrase that says how it
+// was found and whether it was found from the values.
+func ApplyScale(c *msi.Cube, dtype string, scale float64) (float64, string, bool) {
+	units, fromData := msi.GivenScale(scale), false
 	if scale == 0 {
-		t, _ := ReadType(dtype)
-		scale, units = msi.AutoScale(t.Float, msi.Largest(c.Data))
+		scale, units, fromData = AutoScale(dtype, func() float64 { return msi.Largest(c.Data) })
 	}
 	Scale(c.Data, scale)
-	return scale, units
+	return scale, units, fromData
+}
+
+// AutoScale returns the automatic scale of values of element type dtype:
+// the type's (msi.TypeScale), else msi.AutoScale's from their largest
+// value, which largest returns (called only then); the phrase that says
+// how it was found, and whether it was found from the values.
+func AutoScale(dtype string, largest func() float64) (scale float64, units string, fromData bool) {
+	if s, text, ok := msi.TypeScale(dtype); ok {
+		return s, text, false
+	}
+	t, _ := ReadType(dtype)
+	scale, units = msi.AutoScale(t.Float, largest())
+	return scale, units, true
 }
 
 // Scale multiplies values by scale in place (nothing to do for 1).

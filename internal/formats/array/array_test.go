@@ -16,16 +16,21 @@ import (
 func TestApplyScale(t *testing.T) {
 	c := msi.NewCube(1, 3, 1)
 	copy(c.Data, []float64{0.5, math.NaN(), 0.25})
-	scale, units := ApplyScale(c, "float32", 0)
-	if scale != 255 || !strings.Contains(units, "largest value 0.5") || c.Data[0] != 127.5 || !math.IsNaN(c.Data[1]) {
-		t.Errorf("scale %v (%s), values %v", scale, units, c.Data)
+	scale, units, fromData := ApplyScale(c, "float32", 0)
+	if scale != 255 || !fromData || !strings.Contains(units, "largest value 0.5") || c.Data[0] != 127.5 || !math.IsNaN(c.Data[1]) {
+		t.Errorf("scale %v (%s, from the data %v), values %v", scale, units, fromData, c.Data)
 	}
 	c.Data[0] = 4000
-	if scale, _ := ApplyScale(c, "uint16", 0); scale != 255.0/4095 {
-		t.Errorf("12-bit counts with a missing voxel: scale %v", scale)
+	if scale, _, fromData := ApplyScale(c, "int16", 0); scale != 255.0/4095 || !fromData {
+		t.Errorf("12-bit counts in int16 with a missing voxel: scale %v, from the data %v", scale, fromData)
 	}
-	if scale, units := ApplyScale(c, "uint16", 2); scale != 2 || units != "×2 (--scale)" {
-		t.Errorf("given: %v %q", scale, units)
+	// uint16 is taken at its full range whatever its largest value.
+	c.Data[0] = 4000
+	if scale, units, fromData := ApplyScale(c, "uint16", 0); scale != 255.0/65535 || fromData || !strings.Contains(units, "full range") {
+		t.Errorf("uint16: scale %v (%s), from the data %v", scale, units, fromData)
+	}
+	if scale, units, fromData := ApplyScale(c, "uint16", 2); scale != 2 || units != "×2 (--scale)" || fromData {
+		t.Errorf("given: %v %q %v", scale, units, fromData)
 	}
 }
 

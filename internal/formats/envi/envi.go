@@ -520,6 +520,7 @@ func read(path string, scale float64, budget int64) (*msi.Cube, error) {
 	u := h.units(scale)
 	if u.scale == 0 {
 		u.scale, u.text = h.autoScale(msi.Largest(c.Data))
+		u.fromData = true
 	}
 	c.Metadata = h.metadata(u)
 	scaleValues(c.Data, u.scale)
@@ -530,15 +531,17 @@ func read(path string, scale float64, budget int64) (*msi.Cube, error) {
 // scale: the factor, whether the user gave it, and the phrase of
 // msi.Storage.Units.
 type readUnits struct {
-	scale float64
-	given bool
-	text  string
+	scale    float64
+	given    bool
+	fromData bool // found from the largest value (msi.Storage.FromData)
+	text     string
 }
 
 // units returns the scale given (not 0), else the one the header states
 // or the data type alone decides (uint8 without gains: every value is at
-// most 255, so the automatic scale is 1); a zero scale when the automatic
-// one needs the largest value (autoScale).
+// most 255, so the automatic scale is 1; uint16 without gains: its full
+// range, msi.TypeScale); a zero scale when the automatic one needs the
+// largest value (autoScale).
 func (h *enviHeader) units(given float64) readUnits {
 	switch {
 	case given != 0:
@@ -548,6 +551,9 @@ func (h *enviHeader) units(given float64) readUnits {
 		return readUnits{scale: s, text: h.gainsText() + text}
 	case h.dataType == enviUint8 && h.gains == nil:
 		return readUnits{scale: 1, text: "×1 (auto: 8-bit integers)"}
+	}
+	if s, text, ok := msi.TypeScale(enviTypeName(h.dataType)); ok && h.gains == nil {
+		return readUnits{scale: s, text: text}
 	}
 	return readUnits{}
 }
@@ -573,7 +579,7 @@ func (h *enviHeader) gainsText() string {
 // value as stored, the gains, offsets and scale in Stored.
 func (h *enviHeader) metadata(u readUnits) msi.Metadata {
 	m := h.meta
-	m.Stored = msi.Storage{Format: name, DType: enviTypeName(h.dataType), Scale: u.scale, ScaleGiven: u.given,
+	m.Stored = msi.Storage{Format: name, DType: enviTypeName(h.dataType), Scale: u.scale, ScaleGiven: u.given, FromData: u.fromData,
 		Gains: slices.Clone(h.gains), Offsets: slices.Clone(h.offsets), Units: u.text}
 	return m
 }

@@ -482,12 +482,18 @@ func TestOpenScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		scale, _ := msi.AutoScale(dt == enviFloat32 || dt == enviFloat64, msi.Largest(stored.Data))
+		if s, _, ok := msi.TypeScale(enviTypeName(dt)); ok {
+			scale = s
+		}
 		got, err := Format.Open(hdr, msi.ReadOptions{})
 		if err != nil || got.Stored.Scale != scale || got.Stored.ScaleGiven || got.Stored.Format != "envi" || got.Data[1] != scale*stored.Data[1] {
 			t.Fatalf("data type %d: stored %+v, err %v, want scale %v", dt, got.Stored, err, scale)
 		}
-		if dt == enviUint16 && scale != 255.0/16383 {
-			t.Errorf("uint16 counts up to %v: scale %v, want 14-bit", msi.Largest(stored.Data), scale)
+		if fromData := dt != enviUint8 && dt != enviUint16; got.Stored.FromData != fromData {
+			t.Errorf("data type %d: found from the data %v, want %v", dt, got.Stored.FromData, fromData)
+		}
+		if dt == enviUint16 && scale != 255.0/65535 {
+			t.Errorf("uint16 counts up to %v: scale %v, want its full range", msi.Largest(stored.Data), scale)
 		}
 		got, err = Format.Open(hdr, msi.ReadOptions{Scale: 2})
 		if err != nil || got.Stored.Scale != 2 || !got.Stored.ScaleGiven || got.Data[1] != 2*stored.Data[1] {

@@ -78,6 +78,7 @@ func (r *reader) Prepare(ctx context.Context) error {
 		largest = max(largest, msi.Largest(c.Data))
 	}
 	r.units.scale, r.units.text = r.h.autoScale(largest)
+	r.units.fromData = true
 	return nil
 }
 

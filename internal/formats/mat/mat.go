@@ -110,8 +110,8 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	scale, units := array.ApplyScale(c, dtype, opts.Scale)
-	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, Units: units}
+	scale, units, fromData := array.ApplyScale(c, dtype, opts.Scale)
+	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, FromData: fromData, Units: units}
 	c.Fields = []msi.Field{{Format: name, Key: variableKey, Value: v}}
 	return c, nil
 }

@@ -73,8 +73,8 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	scale, units := array.ApplyScale(c, dtype, opts.Scale)
-	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, Units: units}
+	scale, units, fromData := array.ApplyScale(c, dtype, opts.Scale)
+	c.Stored = msi.Storage{Format: name, DType: dtype, Axes: axes, Scale: scale, ScaleGiven: opts.Scale != 0, FromData: fromData, Units: units}
 	return c, nil
 }
 
@@ -367,6 +367,7 @@ type reader struct {
 	value array.DecodeFunc
 	scale float64 // 0 until the automatic scale is found
 	given bool    // the scale was given (ReadOptions.Scale)
+	auto  bool    // the scale was found from the values (msi.Storage.FromData)
 	units string  // how scale was found (msi.Storage.Units)
 	raw   []byte  // the bytes of the last window, reused
 }
@@ -383,18 +384,23 @@ func (r *reader) Metadata() (msi.Metadata, error) {
 	if err := r.Prepare(context.Background()); err != nil {
 		return msi.Metadata{}, err
 	}
-	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, Units: r.units}}, nil
+	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, FromData: r.auto, Units: r.units}}, nil
 }
 
 // passBytes is the size of the reads of findScale's pass.
 const passBytes = 1 << 20
 
-// Prepare sets r.scale to msi.AutoScale's factor for the array's element
-// type and largest value (NaN, missing, aside), read in one pass over the
-// file, unless it is set; a cancelled ctx stops the pass with its error.
-// An infinite value is an error naming its place, as Open's.
+// Prepare sets r.scale to the factor its element type decides
+// (msi.TypeScale), else msi.AutoScale's for the type and the largest value
+// (NaN, missing, aside), read in one pass over the file, unless it is set;
+// a cancelled ctx stops the pass with its error. An infinite value is an
+// error naming its place, as Open's.
 func (r *reader) Prepare(ctx context.Context) error {
 	if r.scale != 0 {
+		return nil
+	}
+	if s, units, ok := msi.TypeScale(r.t.Name); ok {
+		r.scale, r.units = s, units
 		return nil
 	}
 	n, _ := r.h.Values()
@@ -427,6 +433,7 @@ func (r *reader) Prepare(ctx context.Context) error {
 		i += k
 	}
 	r.scale, r.units = msi.AutoScale(r.t.Float, largest)
+	r.auto = true
 	return nil
 }
 

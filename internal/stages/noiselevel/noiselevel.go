@@ -79,6 +79,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
+	"tdsc/internal/stages/sparsenoise"
 )
 
 // Function is the noise-level function of one band: the noise variance
@@ -215,7 +216,7 @@ func Estimate(c *msi.Cube, opts Options) *Report {
 	r.Ratio = 1
 	if len(ratios) > 0 {
 		r.Z /= math.Sqrt(float64(len(ratios)))
-		r.Ratio = median(ratios)
+		r.Ratio = sparsenoise.Median(ratios)
 		fillUnfitted(r)
 	}
 	r.SignalDependent = r.Z > zMin && r.Ratio >= ratioMin
@@ -310,7 +311,7 @@ func fallback(wins []windowStats) Band {
 	}
 	band := Band{Windows: len(wins), Ratio: 1}
 	if len(d2) > 0 {
-		band.B = median(d2) / chi1Median
+		band.B = sparsenoise.Median(d2) / chi1Median
 	}
 	return band
 }
@@ -321,17 +322,19 @@ func fallback(wins []windowStats) Band {
 // among the stuck values.
 //
 // A stuck value is one that occurs at least max(clipMinCount,
-// clipMinShare·n) times among the n voxels left in, and either is the
-// band's smallest or largest value or occurs spikeRatio times more often
-// than the values next to it in the band's sorted distinct values: salt
-// and pepper, dead columns and lines, saturation and the floor of a sensor
-// repeat one value, where a continuous signal plus noise almost never
-// repeats one (and integer data repeats every value about as often as its
-// neighbours). A stuck value is a clipping level when on average more than
-// clusterShare of the four neighbours of its voxels hold it too: a clipped
-// region, not scattered impulses. Two horizontally adjacent equal voxels are
-// counted first; without clipMinCount of them no value can be stuck and
-// the band is not sorted.
+// clipMinShare·n) times among the n voxels left in: salt and pepper, dead
+// columns and lines, saturation and the floor of a sensor repeat one
+// value, where a continuous signal plus noise almost never repeats one.
+// Quantised data (fewer distinct values than half the voxels: integer
+// counts) repeat every value, so there the value must also be the band's
+// smallest or largest or occur spikeRatio times more often than the values
+// next to it in the band's sorted distinct values. A stuck value is a
+// clipping level when it is the band's smallest or largest value and on
+// average more than clusterShare of the four neighbours of its voxels hold
+// it too: a clipped region (or a dead line at the floor), not scattered
+// impulses. Pairs of equal neighbours (horizontal or
+// vertical) are counted first; without clipMinCount of them no value can
+// be stuck and the band is not sorted.
 func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips []float64) {
 	left = make([]bool, len(band))
 	present := make([]float64, 0, len(band))
@@ -343,6 +346,9 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 		}
 		present = append(present, v)
 		if i%width > 0 && band[i-1] == v && !left[i-1] {
+			pairs++
+		}
+		if i >= width && band[i-width] == v && !left[i-width] {
 			pairs++
 		}
 	}
@@ -364,6 +370,11 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 		runs = append(runs, run{present[i], j - i})
 		i = j
 	}
+	// Continuous data (most values distinct) repeat no value by chance:
+	// every value repeated that often is stuck. Quantised data (integer
+	// counts) repeat every value; there a stuck value must stand out of
+	// the histogram.
+	continuous := 2*len(runs) > len(present)
 	var values []float64
 	for k, r := range runs {
 		next := 0
@@ -373,11 +384,14 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 		if k+1 < len(runs) {
 			next = max(next, runs[k+1].count)
 		}
-		if r.count >= least && (k == 0 || k == len(runs)-1 || r.count >= spikeRatio*next) {
+		if r.count >= least && (continuous || k == 0 || k == len(runs)-1 || r.count >= spikeRatio*next) {
 			values = append(values, r.value)
 		}
 	}
 	for _, v := range values {
+		if v != runs[0].value && v != runs[len(runs)-1].value {
+			continue // not an extreme, so not a clipping level
+		}
 		same, neighbours := 0, 0
 		for i, u := range band {
 			if u != v || left[i] {
@@ -481,7 +495,7 @@ func fitLevels(wins []windowStats, clips []float64, prev *Function) Band {
 				d2 = append(d2, d*d)
 			}
 		}
-		level := Level{Mean: sum / float64(hi-lo), Variance: median(d2) / chi1Median, Details: len(d2)}
+		level := Level{Mean: sum / float64(hi-lo), Variance: sparsenoise.Median(d2) / chi1Median, Details: len(d2)}
 		v := level.Variance
 		if prev != nil {
 			v = prev.Variance(level.Mean)
@@ -623,11 +637,15 @@ func weightedLine(levels []Level, w []float64) (f Function, seA, seB float64) {
 // Summary says what was found in a few lines (no trailing newline), for
 // example
 //
-//	noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (slope 41.2 standard errors above 0 over 31 bands; variance 3.30 times as large at a band's bright end as at its dark end, median)
-//	a 1.91–2.08 (median 2.00), b 14.9–17.3 (median 16.0)
+//	noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale: a 1.91–2.08 (median 2), b 14.9–17.3 (median 16)
+//	evidence: slope z 41.2 over 31 bands (> 5), bright/dark variance 3.30 (median over bands, ≥ 1.2)
 //
-// or, for Gaussian noise, "noise: Gaussian (…)" with the same figures. A
-// band too small or too flat to fit is said on the first line.
+// or, for Gaussian noise,
+//
+//	noise: Gaussian, not signal-dependent: slope z 0.5 over 31 bands (> 5 needed), bright/dark variance 1.01 (median over bands, ≥ 1.2 needed)
+//	σ²(x) = a·x + b on the [0, 255] scale: a 0–0.867 (median 0.0848), b 335–435 (median 391)
+//
+// and a third line for the bands too small or too flat to fit.
 func (r *Report) Summary() string {
 	fitted := 0
 	for _, band := range r.Bands {
@@ -639,18 +657,18 @@ func (r *Report) Summary() string {
 	for _, f := range r.Functions {
 		as, bs = append(as, f.A), append(bs, f.B)
 	}
+	fn := fmt.Sprintf("σ²(x) = a·x + b on the [0, 255] scale: a %s, b %s", spread(as, "%.3g"), spread(bs, "%.3g"))
 	var s strings.Builder
 	if r.SignalDependent {
-		s.WriteString("noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (")
+		fmt.Fprintf(&s, "noise: signal-dependent, %s\nevidence: slope z %.1f over %d band%s (> %d), bright/dark variance %.2f (median over bands, ≥ %.1f)",
+			fn, r.Z, fitted, plural(fitted), zMin, r.Ratio, ratioMin)
 	} else {
-		s.WriteString("noise: Gaussian, not signal-dependent (")
+		fmt.Fprintf(&s, "noise: Gaussian, not signal-dependent: slope z %.1f over %d band%s (> %d needed), bright/dark variance %.2f (median over bands, ≥ %.1f needed)\n%s",
+			r.Z, fitted, plural(fitted), zMin, r.Ratio, ratioMin, fn)
 	}
-	fmt.Fprintf(&s, "slope %.1f standard errors from 0 over %d band%s; variance %.2f times as large at a band's bright end as at its dark end, median)",
-		r.Z, fitted, plural(fitted), r.Ratio)
 	if unfitted := len(r.Bands) - fitted; unfitted > 0 {
-		fmt.Fprintf(&s, "; %d band%s too small or too flat to fit, given the nearest fitted band's function", unfitted, plural(unfitted))
+		fmt.Fprintf(&s, "\n%d band%s too small or too flat to fit, given the nearest fitted band's function", unfitted, plural(unfitted))
 	}
-	fmt.Fprintf(&s, "\na %s, b %s", spread(as, "%.3g"), spread(bs, "%.3g"))
 	return s.String()
 }
 
@@ -659,7 +677,7 @@ func (r *Report) Summary() string {
 func spread(v []float64, format string) string {
 	sorted := slices.Sorted(slices.Values(v))
 	f := func(x float64) string { return fmt.Sprintf(format, x) }
-	return fmt.Sprintf("%s–%s (median %s)", f(sorted[0]), f(sorted[len(sorted)-1]), f(median(sorted)))
+	return fmt.Sprintf("%s–%s (median %s)", f(sorted[0]), f(sorted[len(sorted)-1]), f(sparsenoise.Median(sorted)))
 }
 
 func plural(n int) string {
@@ -667,67 +685,6 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// median returns the median of v (the mean of the two middle values when
-// len(v) is even), reordering v; NaN for an empty v. It selects rather
-// than sorts (the levels' medians are most of the fit's time otherwise).
-func median(v []float64) float64 {
-	n := len(v)
-	if n == 0 {
-		return math.NaN()
-	}
-	hi := selectKth(v, n/2)
-	if n%2 == 1 {
-		return hi
-	}
-	// After the selection v[:n/2] holds the n/2 smallest values.
-	return (slices.Max(v[:n/2]) + hi) / 2
-}
-
-// selectKth reorders v so that v[k] is its k-th smallest value (0-based),
-// no value before it larger and none after it smaller, and returns v[k]:
-// Hoare's selection with the median of three as pivot. It is written here
-// because neither the standard library nor gonum has one for a plain
-// slice.
-func selectKth(v []float64, k int) float64 {
-	lo, hi := 0, len(v)-1
-	for hi > lo {
-		mid := lo + (hi-lo)/2
-		if v[mid] < v[lo] {
-			v[mid], v[lo] = v[lo], v[mid]
-		}
-		if v[hi] < v[lo] {
-			v[hi], v[lo] = v[lo], v[hi]
-		}
-		if v[hi] < v[mid] {
-			v[hi], v[mid] = v[mid], v[hi]
-		}
-		pivot := v[mid]
-		i, j := lo, hi
-		for i <= j {
-			for v[i] < pivot {
-				i++
-			}
-			for v[j] > pivot {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return v[k]
-		}
-	}
-	return v[k]
 }
 
 // quantile returns the p-quantile of the means of the non-empty wins,

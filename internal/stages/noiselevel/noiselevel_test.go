@@ -5,12 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/stages/sparsenoise"
 )
 
 // scene returns a random clean h×w×bands cube on [lo, hi]: per band a
@@ -91,7 +93,7 @@ func checkFunctions(t *testing.T, name string, r *Report, want []Function) {
 			}
 		}
 	}
-	if m := median(errs); m > 0.1 {
+	if m := sparsenoise.Median(errs); m > 0.1 {
 		t.Errorf("%s: median relative error of the variance %.3f, want ≤ 0.1", name, m)
 	}
 }
@@ -162,6 +164,16 @@ func TestEstimateCorrupted(t *testing.T) {
 					}
 					for k := range c.Width {
 						c.Set(y, k, b, 0)
+					}
+				}
+			}
+		}},
+		{"columns stuck at 60", false, func(rng *rand.Rand, c *msi.Cube, _ []uint8) {
+			for b := range c.Bands {
+				for range 16 {
+					x := rng.IntN(c.Width)
+					for k := range c.Height {
+						c.Set(k, x, b, 60)
 					}
 				}
 			}
@@ -341,26 +353,6 @@ func TestWeightedLine(t *testing.T) {
 	}
 }
 
-// TestMedian checks the selection against sorting, with ties.
-func TestMedian(t *testing.T) {
-	rng := rand.New(rand.NewPCG(12, 1212))
-	for trial := range 500 {
-		v := make([]float64, 1+rng.IntN(40))
-		for i := range v {
-			v[i] = float64(rng.IntN(10))
-		}
-		sorted := slices.Sorted(slices.Values(v))
-		n := len(sorted)
-		want := sorted[n/2]
-		if n%2 == 0 {
-			want = (sorted[n/2-1] + sorted[n/2]) / 2
-		}
-		if got := median(v); got != want {
-			t.Fatalf("trial %d: median of %v = %v, want %v", trial, sorted, got, want)
-		}
-	}
-}
-
 // TestSummary checks the lines the report says on a made-up report.
 func TestSummary(t *testing.T) {
 	r := &Report{
@@ -369,9 +361,16 @@ func TestSummary(t *testing.T) {
 			{Function: Function{0, 30}}},
 		Z: 41.23, Ratio: 3.3, SignalDependent: true,
 	}
-	want := "noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale (slope 41.2 standard errors from 0 over 2 bands; " +
-		"variance 3.30 times as large at a band's bright end as at its dark end, median); 1 band too small or too flat to fit, given the nearest fitted band's function\n" +
-		"a 1.5–2 (median 1.5), b 16–20 (median 20)"
+	want := "noise: signal-dependent, σ²(x) = a·x + b on the [0, 255] scale: a 1.5–2 (median 1.5), b 16–20 (median 20)\n" +
+		"evidence: slope z 41.2 over 2 bands (> 5), bright/dark variance 3.30 (median over bands, ≥ 1.2)\n" +
+		"1 band too small or too flat to fit, given the nearest fitted band's function"
+	if got := r.Summary(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	r.SignalDependent = false
+	want = "noise: Gaussian, not signal-dependent: slope z 41.2 over 2 bands (> 5 needed), bright/dark variance 3.30 (median over bands, ≥ 1.2 needed)\n" +
+		"σ²(x) = a·x + b on the [0, 255] scale: a 1.5–2 (median 1.5), b 16–20 (median 20)\n" +
+		"1 band too small or too flat to fit, given the nearest fitted band's function"
 	if got := r.Summary(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -433,5 +432,72 @@ func TestClippedLevels(t *testing.T) {
 		if want := l.Mean >= 70; l.Clipped != want {
 			t.Errorf("level at %.1f: clipped %v, want %v", l.Mean, l.Clipped, want)
 		}
+	}
+}
+
+// TestEstimateNothingToFit: a cube too small for a window, and a band
+// with no data, are not fitted and say so; the report is Gaussian and its
+// summary is still said.
+func TestEstimateNothingToFit(t *testing.T) {
+	r := Estimate(msi.NewCube(3, 3, 2), Options{})
+	if r.SignalDependent || r.Bands[0].Fitted || r.Functions[0] != (Function{}) {
+		t.Errorf("3×3 cube: %+v", r)
+	}
+	if s := r.Summary(); !strings.Contains(s, "2 bands too small or too flat to fit") {
+		t.Errorf("summary %q", s)
+	}
+	rng := rand.New(rand.NewPCG(16, 1616))
+	c := poissonGaussian(rng, scene(rng, 64, 64, 3, 0, 255), slices.Repeat([]Function{{A: 2, B: 4}}, 3))
+	for i := range c.Band(1) {
+		c.Band(1)[i] = math.NaN()
+	}
+	r = Estimate(c, Options{})
+	if !r.Bands[0].Fitted || r.Bands[1].Fitted || !r.Bands[2].Fitted || r.Functions[1] != r.Functions[0] {
+		t.Errorf("a band of NaN: fitted %v %v %v, functions %+v", r.Bands[0].Fitted, r.Bands[1].Fitted, r.Bands[2].Fitted, r.Functions)
+	}
+}
+
+// TestStuck checks which voxels stuck leaves out: every voxel of columns
+// stuck at one value (which no two horizontal neighbours share), of
+// salt-and-pepper impulses, of a masked voxel and of a missing one, none
+// of the noisy rest; a clipped region at the top is a clipping level, the
+// stuck columns (not an extreme) and the impulses (scattered) are not.
+func TestStuck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 1717))
+	const h, w = 64, 80
+	band := make([]float64, h*w)
+	for i := range band {
+		band[i] = 100 + 10*rng.NormFloat64()
+	}
+	want := make([]bool, h*w)
+	for _, x := range []int{5, 30, 61} {
+		for y := range h {
+			band[y*w+x], want[y*w+x] = 42.5, true
+		}
+	}
+	// The columns alone: no two horizontal neighbours are equal.
+	if left, _ := stuck(band, nil, h, w); !slices.Equal(left, want) {
+		t.Fatal("stuck columns alone are not all left out")
+	}
+	for range 40 {
+		i := rng.IntN(h * w)
+		band[i], want[i] = 255*float64(rng.IntN(2)), true
+	}
+	for y := 50; y < h; y++ { // a clipped corner
+		for x := 70; x < w; x++ {
+			band[y*w+x], want[y*w+x] = 255, true
+		}
+	}
+	mask := make([]uint8, h*w)
+	mask[7], want[7] = 1, true
+	band[9], want[9] = math.NaN(), true
+	left, clips := stuck(band, mask, h, w)
+	for i := range left {
+		if left[i] != want[i] {
+			t.Fatalf("voxel (%d, %d) = %v: left out %v, want %v", i/w, i%w, band[i], left[i], want[i])
+		}
+	}
+	if !slices.Equal(clips, []float64{255}) {
+		t.Errorf("clipping levels %v, want [255]", clips)
 	}
 }

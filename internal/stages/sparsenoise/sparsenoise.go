@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/noise"
 	"tdsc/internal/parallel"
 )
 
@@ -540,7 +541,8 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 }
 
 // estimateSigma returns the standard deviation of the Gaussian noise of a
-// band from its unmasked pixels.
+// band from its unmasked pixels, 0 when the band's noise is below
+// detection.
 //
 // It is the robust estimator of Donoho and Johnstone that
 // noise.EstimateBand uses: the median absolute Haar diagonal detail
@@ -548,46 +550,50 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 // here over every 2×2 position (not only even ones) whose four pixels are
 // unmasked, so that a band with many impulses keeps enough blocks. A
 // stripe adds the same offset to a and c (and to b and d), so whole-column
-// stripes cancel in every coefficient and need no removal first. Exact
-// zeros (flat or clipped regions) are left out. With fewer than 200 such
+// stripes cancel in every coefficient and need no removal first. As there,
+// only the coefficients inside regions that vary count (exact zeros, flat
+// or clipped regions, and their rims left out: noise.InsideDetails), and a
+// band with too few of them (noise.Detectable) — constant, piecewise
+// constant — has noise below detection. With fewer than 200 unmasked
 // blocks (impulse densities above about 0.6), it uses the vertical
 // differences (y(r, x) − y(r′, x))/√2 of the nearest unmasked pixels
-// r < r′ ≤ r + 2 of a column instead, which stripes cancel as well but
-// which horizontal edges of the scene inflate somewhat. It returns 0 when
-// nothing is left.
+// r < r′ ≤ r + 2 of a column instead, by the same rule, which stripes
+// cancel as well but which horizontal edges of the scene inflate somewhat.
+// It returns 0 when nothing is left.
 func estimateSigma(band []float64, mask []uint8, height, width int) float64 {
-	coef := make([]float64, 0, len(band))
-	for y := 0; y+1 < height; y++ {
-		for x := 0; x+1 < width; x++ {
+	rows, cols := height-1, width-1
+	grid := make([]float64, rows*cols)
+	for y := range rows {
+		for x := range cols {
 			i := y*width + x
 			if mask[i]|mask[i+1]|mask[i+width]|mask[i+width+1] != 0 {
+				grid[y*cols+x] = math.NaN()
 				continue
 			}
-			if hh := (band[i] - band[i+1] - band[i+width] + band[i+width+1]) / 2; hh != 0 {
-				coef = append(coef, math.Abs(hh))
-			}
+			grid[y*cols+x] = (band[i] - band[i+1] - band[i+width] + band[i+width+1]) / 2
 		}
 	}
-	if len(coef) < minHaar {
-		coef = coef[:0]
-		for x := range width {
-			for y := range height {
-				i := y*width + x
-				if mask[i] != 0 {
-					continue
-				}
-				for next := y + 1; next <= min(y+2, height-1); next++ {
-					if j := next*width + x; mask[j] == 0 {
-						if d := (band[i] - band[j]) / math.Sqrt2; d != 0 {
-							coef = append(coef, math.Abs(d))
+	coef, present := noise.InsideDetails(nil, grid, rows, cols)
+	if present < minHaar {
+		rows, cols = height, width
+		grid = slices.Grow(grid[:0], rows*cols)[:rows*cols]
+		for y := range height {
+			for x := range width {
+				i, d := y*width+x, math.NaN()
+				if mask[i] == 0 {
+					for next := y + 1; next <= min(y+2, height-1); next++ {
+						if j := next*width + x; mask[j] == 0 {
+							d = (band[i] - band[j]) / math.Sqrt2
+							break
 						}
-						break
 					}
 				}
+				grid[i] = d
 			}
 		}
+		coef, present = noise.InsideDetails(coef[:0], grid, rows, cols)
 	}
-	if len(coef) == 0 {
+	if !noise.Detectable(len(coef), present) {
 		return 0
 	}
 	return Median(coef) / normalQuartile
@@ -626,6 +632,9 @@ func detectStripes(c *msi.Cube, r *Report) {
 		return 1.2533 * 1.13 * r.Sigma[b] / math.Sqrt(float64(profiles[b][x].count))
 	}
 	for b, profile := range profiles {
+		if r.Sigma[b] == 0 {
+			continue // noise below detection: no σ to judge an offset by
+		}
 		var spread []float64
 		for _, p := range profile {
 			if !math.IsNaN(p.offset) {

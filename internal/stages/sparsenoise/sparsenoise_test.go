@@ -297,3 +297,48 @@ func TestDetectMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectBelowDetection: in a piecewise-constant cube without noise
+// every band's σ is 0, below detection, and no stripes are judged against
+// it; with Gaussian noise added the bands read their σ again, through the
+// Haar blocks and, with most pixels masked, through the vertical
+// differences.
+func TestDetectBelowDetection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 33))
+	const h, w, bands = 48, 40, 4
+	c := msi.NewCube(h, w, bands)
+	for b := range bands {
+		for y := range h {
+			for x := range w {
+				c.Set(y, x, b, float64(20+40*(x/9)+30*(y/11)+5*b)) // fields with vertical and horizontal edges
+			}
+		}
+	}
+	r := Detect(c)
+	for b, s := range r.Sigma {
+		if s != 0 || r.StripeOffsets[b] != nil {
+			t.Errorf("band %d without noise: σ %v, stripes %v", b, s, r.StripeOffsets[b])
+		}
+	}
+	noisy := c.Clone()
+	for i := range noisy.Data {
+		noisy.Data[i] += 3 * rng.NormFloat64()
+	}
+	mask := make([]uint8, h*w)
+	for i := range mask {
+		if i%5 != 0 { // 80 % masked: too few whole 2×2 blocks
+			mask[i] = Impulse
+		}
+	}
+	for b := range bands {
+		if s := estimateSigma(noisy.Band(b), make([]uint8, h*w), h, w); math.Abs(s-3) > 0.5 {
+			t.Errorf("band %d with noise of σ 3: %v", b, s)
+		}
+		if s := estimateSigma(noisy.Band(b), mask, h, w); math.Abs(s-3) > 0.6 {
+			t.Errorf("band %d with noise of σ 3, mostly masked: %v", b, s)
+		}
+		if s := estimateSigma(c.Band(b), mask, h, w); s != 0 {
+			t.Errorf("band %d without noise, mostly masked: %v, want 0", b, s)
+		}
+	}
+}
