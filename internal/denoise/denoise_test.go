@@ -14,6 +14,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/option"
+	"tdsc/internal/tile"
 )
 
 // recorder is a method that records the Config it was built from and
@@ -210,6 +211,32 @@ func TestTileGeometryOfOthers(t *testing.T) {
 	g, exact := TileGeometry(&recorder{}, 30)
 	if exact || g.Halo != DefaultHalo || g.Align != 1 {
 		t.Errorf("%+v, exact %v", g, exact)
+	}
+}
+
+// tilingRecorder is a recorder that is a Tiler.
+type tilingRecorder struct{ recorder }
+
+func (*tilingRecorder) TileGeometry(float64) tile.Geometry { return tile.Geometry{Halo: 3, Align: 1} }
+
+func (r *tilingRecorder) PrepareTiles(context.Context, tile.Reader, []tile.Strip, float64) (Method, Result, error) {
+	return r, Result{}, nil
+}
+
+// TestExactStrips: a Spec's exact strips are whether the method it builds
+// with its defaults is a Tiler, and so are the strips TileGeometry gives.
+func TestExactStrips(t *testing.T) {
+	for _, tiles := range []bool{false, true} {
+		s := Spec{Name: "m", New: func(Config) (Method, error) {
+			if tiles {
+				return &tilingRecorder{}, nil
+			}
+			return &recorder{}, nil
+		}}
+		m, _ := s.New(Config{})
+		if _, exact := TileGeometry(m, 30); s.ExactStrips() != tiles || exact != tiles {
+			t.Errorf("a Tiler %v: ExactStrips %v, TileGeometry exact %v", tiles, s.ExactStrips(), exact)
+		}
 	}
 }
 

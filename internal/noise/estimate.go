@@ -27,12 +27,13 @@ const normalQuartile = 0.6744897501960817
 // A block with a missing (NaN) pixel is left out.
 //
 // Exactly zero coefficients are flat regions, which noise of any
-// continuous distribution never leaves: only the coefficients inside
-// regions that vary are used (see InsideDetails), so that flat or clipped
-// regions neither pull the estimate down nor, through the edges around
-// them, up. When too few are left (see Detectable) the band's noise is
-// below detection — a constant, piecewise-constant or synthetic band — and
-// the estimate is 0.
+// continuous distribution never leaves: they are left out, as
+// scikit-image leaves them out, so that flat or clipped regions do not
+// pull the estimate down. But when nearly all of a band is flat, the
+// coefficients left are the edges of the scene, not noise: when too few
+// coefficients lie inside regions that vary (Details, Detectable) the
+// band's noise is below detection — a constant, piecewise-constant or
+// synthetic band — and the estimate is 0.
 //
 // It panics if len(band) != height*width or the band is smaller than 2×2.
 func EstimateBand(band []float64, height, width int) float64 {
@@ -76,23 +77,23 @@ func estimateBand(buf *[]float64, band []float64, height, width int) float64 {
 	if buf != nil {
 		coef = (*buf)[:0]
 	}
-	coef, present := InsideDetails(coef, grid, rows, cols)
+	coef, inside, present := Details(coef, grid, rows, cols)
 	if buf != nil {
 		*buf = coef
 	}
-	if !Detectable(len(coef), present) {
+	if !Detectable(inside, present) {
 		return 0
 	}
 	return median(coef) / normalQuartile
 }
 
 // DetectableShare is the least share of a band's detail coefficients
-// (those with data) that must lie inside regions that vary for its noise
-// to be measured. On bands with Gaussian noise they are all of them but
-// the rims of flat or clipped regions: 41 % of a noisy band whose left 58 %
-// is a constant border, 72 % of one clipped over 30 % of its pixels; on
-// the piecewise-constant Indian Pines phantom (97 % of its diagonal
-// coefficients zero) at most 0.01 %, the edges of its fields.
+// (those with data) that must lie inside regions that vary (Details) for
+// its noise to be measured. On bands with Gaussian noise they are all of
+// them but the rims of flat or clipped regions: 41 % of a noisy band whose
+// left 58 % is a constant border, 72 % of one clipped over 30 % of its
+// pixels; on the piecewise-constant Indian Pines phantom (97 % of its
+// diagonal coefficients zero) at most 0.01 %, the edges of its fields.
 const DetectableShare = 0.01
 
 // Detectable reports whether inside coefficients of a band, of present
@@ -101,25 +102,25 @@ func Detectable(inside, present int) bool {
 	return inside > 0 && float64(inside) >= DetectableShare*float64(present)
 }
 
-// InsideDetails appends to dst the absolute values of the detail
-// coefficients of a rows×cols grid (row-major) that lie inside regions
-// that vary, and returns them with the number of coefficients with data.
-// A NaN coefficient has no data (a missing or masked pixel); an exactly
-// zero one is flat: a region without noise (constant, clipped, a field of
-// a piecewise-constant phantom). A coefficient is inside when it is not
-// zero and none of its four neighbours in the grid is zero: so the
-// coefficients at the rims of flat regions, which there are edges of the
-// scene rather than noise, are left out as the flat ones are, and a band
-// that is flat but for its edges keeps almost none (see Detectable).
-// Neighbours outside the grid or without data do not count as flat, so a
-// band without zero coefficients keeps every one, in grid order.
+// Details appends to dst the absolute values of the nonzero detail
+// coefficients of a rows×cols grid (row-major), in grid order — those the
+// estimate is the median of — and counts those that lie inside regions
+// that vary and those with data. A NaN coefficient has no data (a missing
+// or masked pixel); an exactly zero one is flat: a region without noise
+// (constant, clipped, a field of a piecewise-constant phantom). A
+// coefficient is inside when it is not zero and none of its four
+// neighbours in the grid is zero (neighbours outside the grid or without
+// data do not count as flat): the coefficients at the rims of flat
+// regions are edges of the scene there, not noise, so a band that is flat
+// but for its edges has almost none inside (see Detectable), while a
+// noisy band has nearly all.
 //
-// scikit-image's estimate_sigma leaves out exact zeros alone, which on a
-// piecewise-constant band leaves the edges and reads them as noise of σ
-// 18 to 83 on the [0, 255] scale; keeping the zeros instead pulls a band
-// clipped over 30 % of its pixels down from σ 10 to 5.9. Leaving out the
-// rims too reads 9.4 there and 0 on the phantom.
-func InsideDetails(dst, grid []float64, rows, cols int) (inside []float64, present int) {
+// Only the count of those inside decides; the estimate stays the median
+// of every nonzero coefficient, as scikit-image's, so that it is the same
+// number whenever the noise is detectable: a float cube with noise can
+// hold an exact zero by chance (one in about 10⁷ coefficients of float32
+// data), which must not move it.
+func Details(dst, grid []float64, rows, cols int) (nonzero []float64, inside, present int) {
 	if len(grid) != rows*cols {
 		panic(fmt.Sprintf("noise: a %d×%d grid of %d coefficients", rows, cols, len(grid)))
 	}
@@ -131,12 +132,16 @@ func InsideDetails(dst, grid []float64, rows, cols int) (inside []float64, prese
 				continue
 			}
 			present++
-			if c != 0 && !flat(i-1, j) && !flat(i+1, j) && !flat(i, j-1) && !flat(i, j+1) {
-				dst = append(dst, math.Abs(c))
+			if c == 0 {
+				continue
+			}
+			dst = append(dst, math.Abs(c))
+			if !flat(i-1, j) && !flat(i+1, j) && !flat(i, j-1) && !flat(i, j+1) {
+				inside++
 			}
 		}
 	}
-	return dst, present
+	return dst, inside, present
 }
 
 // median returns the median of v (the mean of the two middle values when

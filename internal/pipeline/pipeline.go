@@ -116,11 +116,12 @@ type Job struct {
 	// Report receives the log lines and progress (nil: none).
 	Report report.Reporter
 
-	// in and out are Input and Out resolved to their formats, once, by
-	// Run; clean is the reference, once read.
-	in    formats.Source
-	out   formats.Target
-	clean *msi.Cube
+	// in, out, mask and residual are Input, Out, SaveMask and
+	// SaveResidual resolved to their formats, once, by Run (mask and
+	// residual when asked for); clean is the reference, once read.
+	in                  formats.Source
+	out, mask, residual formats.Target
+	clean               *msi.Cube
 }
 
 // Strips chooses how a job is cut into strips of lines.
@@ -238,15 +239,12 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 	if err := j.Validate(); err != nil {
 		return nil, err
 	}
-	j.out, j.clean = formats.NewTarget(j.Out), nil
-	if err := j.out.Check(0, 0, 0, msi.WriteOptions{Force: j.Force}); err != nil {
-		return nil, err
-	}
-	for _, p := range []string{j.SaveMask, j.SaveResidual} {
-		if p == "" {
+	j.out, j.mask, j.residual, j.clean = formats.NewTarget(j.Out), formats.NewTarget(j.SaveMask), formats.NewTarget(j.SaveResidual), nil
+	for _, t := range []formats.Target{j.out, j.mask, j.residual} {
+		if t.Path == "" {
 			continue
 		}
-		if err := formats.CheckOutput(p, 0, 0, 0, msi.WriteOptions{Force: j.Force}); err != nil {
+		if err := t.Check(0, 0, 0, msi.WriteOptions{Force: j.Force}); err != nil {
 			return nil, err
 		}
 	}
@@ -441,16 +439,16 @@ func (j *Job) checkShape(height, width, bands int, missing bool) error {
 // of noisy's size (formats.CheckOutput), before the work.
 func (j *Job) checkOutputSizes(ctx context.Context, noisy *msi.Cube) error {
 	opts := j.writeOptions(ctx, noisy.Stored)
-	for _, p := range []string{j.Out, j.SaveResidual} {
-		if p == "" {
+	for _, t := range []formats.Target{j.out, j.residual, j.mask} {
+		if t.Path == "" {
 			continue
 		}
-		if err := formats.CheckOutput(p, noisy.Height, noisy.Width, noisy.Bands, opts); err != nil {
+		if t == j.mask {
+			opts = msi.WriteOptions{Force: j.Force} // the format's defaults
+		}
+		if err := t.Check(noisy.Height, noisy.Width, noisy.Bands, opts); err != nil {
 			return err
 		}
-	}
-	if j.SaveMask != "" {
-		return formats.CheckOutput(j.SaveMask, noisy.Height, noisy.Width, noisy.Bands, msi.WriteOptions{Force: j.Force})
 	}
 	return nil
 }
@@ -691,7 +689,7 @@ func (j *Job) writeWhole(ctx context.Context, set *outputSet, noisy, result *msi
 			}
 		}
 		mask.Processing = fmt.Sprintf("%s denoise: mask of the pixels treated as missing (1 impulse, 2 dead, 3 both, 4 added for no data) in %s", j.Program, j.Input)
-		if _, err := writeCube(set, formats.NewTarget(j.SaveMask), mask, msi.WriteOptions{Force: j.Force}, log); err != nil {
+		if _, err := writeCube(set, j.mask, mask, msi.WriteOptions{Force: j.Force}, log); err != nil {
 			return err
 		}
 	}
@@ -702,7 +700,7 @@ func (j *Job) writeWhole(ctx context.Context, set *outputSet, noisy, result *msi
 		}
 		residual.Metadata = noisy.Metadata
 		residual.Processing = "residual input − result of " + result.Processing
-		if _, err := writeCube(set, formats.NewTarget(j.SaveResidual), residual, opts, log); err != nil {
+		if _, err := writeCube(set, j.residual, residual, opts, log); err != nil {
 			return err
 		}
 	}

@@ -551,11 +551,11 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 // unmasked, so that a band with many impulses keeps enough blocks. A
 // stripe adds the same offset to a and c (and to b and d), so whole-column
 // stripes cancel in every coefficient and need no removal first. As there,
-// only the coefficients inside regions that vary count (exact zeros, flat
-// or clipped regions, and their rims left out: noise.InsideDetails), and a
-// band with too few of them (noise.Detectable) — constant, piecewise
-// constant — has noise below detection. With fewer than 200 unmasked
-// blocks (impulse densities above about 0.6), it uses the vertical
+// exact zeros (flat or clipped regions) are left out, and a band with too
+// few coefficients inside regions that vary (noise.Details,
+// noise.Detectable) — constant, piecewise constant — has noise below
+// detection. With fewer than 200 nonzero coefficients (impulse
+// densities above about 0.6), it uses the vertical
 // differences (y(r, x) − y(r′, x))/√2 of the nearest unmasked pixels
 // r < r′ ≤ r + 2 of a column instead, by the same rule, which stripes
 // cancel as well but which horizontal edges of the scene inflate somewhat.
@@ -573,8 +573,8 @@ func estimateSigma(band []float64, mask []uint8, height, width int) float64 {
 			grid[y*cols+x] = (band[i] - band[i+1] - band[i+width] + band[i+width+1]) / 2
 		}
 	}
-	coef, present := noise.InsideDetails(nil, grid, rows, cols)
-	if present < minHaar {
+	coef, inside, present := noise.Details(nil, grid, rows, cols)
+	if len(coef) < minHaar {
 		rows, cols = height, width
 		grid = slices.Grow(grid[:0], rows*cols)[:rows*cols]
 		for y := range height {
@@ -591,9 +591,9 @@ func estimateSigma(band []float64, mask []uint8, height, width int) float64 {
 				grid[i] = d
 			}
 		}
-		coef, present = noise.InsideDetails(coef[:0], grid, rows, cols)
+		coef, inside, present = noise.Details(coef[:0], grid, rows, cols)
 	}
-	if !noise.Detectable(len(coef), present) {
+	if !noise.Detectable(inside, present) {
 		return 0
 	}
 	return Median(coef) / normalQuartile
