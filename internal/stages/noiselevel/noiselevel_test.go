@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -499,5 +501,18 @@ func TestStuck(t *testing.T) {
 	}
 	if !slices.Equal(clips, []float64{255}) {
 		t.Errorf("clipping levels %v, want [255]", clips)
+	}
+}
+
+// TestEstimateDeterministic: the report is the same on one core and on
+// several (bands are fitted in parallel, each on its own).
+func TestEstimateDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 1818))
+	noisy := poissonGaussian(rng, scene(rng, 96, 96, 7, 0, 255), slices.Repeat([]Function{{A: 1.5, B: 9}}, 7))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one := Estimate(noisy, Options{})
+	runtime.GOMAXPROCS(4)
+	if many := Estimate(noisy, Options{}); !reflect.DeepEqual(one, many) {
+		t.Error("the report on 4 cores differs from that on 1")
 	}
 }
