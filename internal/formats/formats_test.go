@@ -207,7 +207,8 @@ func TestCheckOutput(t *testing.T) {
 		{"a.mat", [3]int{}, msi.WriteOptions{}, ""}, // size not known yet
 		{"a.mat:x", big, msi.WriteOptions{}, "a.mat: a 1100×1100×450 cube of float32 is 2.0 GiB, more than a level-5 MAT-file holds"},
 		{"a.mat", big, msi.WriteOptions{DType: "float64"}, "write a .npy or an ENVI .hdr, or a narrower element type"},
-		{"a.tif", big, msi.WriteOptions{}, "a.tif: tdsc writes no .tif files: an output is a band-stack folder (an existing folder, or a path without an extension), an ENVI .hdr"},
+		{"a.bsq", big, msi.WriteOptions{}, "a.bsq: tdsc writes no .bsq files: an output is a band-stack folder (an existing folder, or a path without an extension), an ENVI .hdr"},
+		{"a.h5", big, msi.WriteOptions{}, "does not write them"}, // a format tdsc only reads
 		{"a.dat", big, msi.WriteOptions{}, "tdsc writes no .dat files"},
 		{"run.v2", big, msi.WriteOptions{}, "run.v2 already exists"},
 		{"old.npy", big, msi.WriteOptions{}, "old.npy already exists"},
@@ -222,8 +223,8 @@ func TestCheckOutput(t *testing.T) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.path, err, tc.error)
 		}
 	}
-	if _, err := Write(filepath.Join(dir, "b.h5"), msi.NewCube(2, 2, 1), msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "tdsc writes no .h5 files") {
-		t.Errorf("Write(b.h5): %v", err)
+	if _, err := Write(filepath.Join(dir, "b.raw"), msi.NewCube(2, 2, 1), msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "tdsc writes no .raw files") {
+		t.Errorf("Write(b.raw): %v", err)
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 2 {
 		t.Errorf("the checks left %d files in the folder, want the 2 made here", len(names))
