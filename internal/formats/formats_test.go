@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"tdsc/internal/formats/gdal"
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv/cubetest"
 )
@@ -30,13 +31,24 @@ func writeFile(t testing.TB, dir, name string, data []byte) string {
 	return p
 }
 
+// unknownFormat is the error of reading an existing file of no format
+// (that no driver of GDAL takes either, in the GDAL build).
+var unknownFormat = "unknown format"
+
+// windowFormats lists the formats that read and write windows of lines.
+var windowFormats = map[bool]string{false: "ENVI and .npy", true: "ENVI, .npy and GDAL"}[gdal.Available]
+
 // samplePaths are an output path of every format, by name.
-var samplePaths = map[string]string{"png": "stack", "envi": "cube.hdr", "npy": "cube.npy", "mat": "cube.mat"}
+var samplePaths = map[string]string{"png": "stack", "envi": "cube.hdr", "npy": "cube.npy", "mat": "cube.mat", "hdf5": "cube.h5", "gdal": "cube.tif"}
+
+// utm33 is the WKT of WGS 84 / UTM zone 33N, as GDAL writes it.
+const utm33 = `PROJCS["WGS 84 / UTM zone 33N",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],AUTHORITY["EPSG","4326"]],PROJECTION["Transverse_Mercator"],PARAMETER["latitude_of_origin",0],PARAMETER["central_meridian",15],PARAMETER["scale_factor",0.9996],PARAMETER["false_easting",500000],PARAMETER["false_northing",0],UNIT["metre",1,AUTHORITY["EPSG","9001"]],AXIS["Easting",EAST],AXIS["Northing",NORTH],AUTHORITY["EPSG","32633"]]`
 
 // fullMetadata returns metadata with every neutral field set, for a cube
 // of bands bands.
 func fullMetadata(bands int) msi.Metadata {
-	m := msi.Metadata{Description: "a scene", NoData: -1, HasNoData: true}
+	m := msi.Metadata{Description: "a scene", NoData: -1, HasNoData: true,
+		Georef: &msi.Georef{Transform: [6]float64{500000, 30, 0, 4e6, 0, -30}, Projection: utm33}}
 	for b := range bands {
 		m.Wavelengths = append(m.Wavelengths, 400+10.5*float64(b))
 		m.FWHM = append(m.FWHM, 10+float64(b))
@@ -63,6 +75,9 @@ func TestRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatalf("format %s has no sample path in this test", info.Name)
 		}
+		if readOnly(f) {
+			continue // read by the tests of its package
+		}
 		path = filepath.Join(dir, path)
 		if got := ForWrite(path); got.Info().Name != info.Name {
 			t.Fatalf("%s is written as %s, want %s", path, got.Info().Name, info.Name)
@@ -86,6 +101,7 @@ func TestRoundTrip(t *testing.T) {
 			msi.CarriesBandNames:   slices.Equal(got.BandNames, c.BandNames),
 			msi.CarriesDescription: got.Description == c.Description,
 			msi.CarriesNoData:      got.HasNoData && got.NoData == c.NoData,
+			msi.CarriesGeoref:      got.Georef != nil && *got.Georef == *c.Georef,
 		}
 		for what, kept := range carried {
 			if info.Carries&what != 0 && !kept {
@@ -111,16 +127,25 @@ func TestRecognize(t *testing.T) {
 	for _, tc := range []struct{ path, read, write string }{
 		{"a.hdr", "envi", "envi"},
 		{"a.IMG", "envi", "envi"},
+		{"a.dat", "envi", "png"}, // read as ENVI; written as nothing: CheckName
+		{"a.RAW", "envi", "png"},
+		{"a.bsq", "envi", "png"},
+		{"a.bil", "envi", "png"},
+		{"a.bip", "envi", "png"},
 		{"a.Npy", "npy", "npy"},
 		{"a.mat", "mat", "mat"},
 		{"a.mat:cube", "mat", "mat"},
 		{"a.png", "png", "png"},
 		{folder, "png", "npy"},
 		{"denoised", "", "png"},
-		{"a.tif", "", "png"},
+		{"a.tif", "gdal", "gdal"},
+		{"a.h5", "hdf5", "hdf5"},
+		{"a.nc:/x/y", "hdf5", "hdf5"},
+		{`HDF5:"a.h5"://x`, "gdal", "gdal"},
+		{"a.xyz", "", "png"},
 	} {
 		path := tc.path
-		if !filepath.IsAbs(path) {
+		if !filepath.IsAbs(path) && !strings.Contains(path, `"`) {
 			path = filepath.Join(dir, path)
 		}
 		if got := ForWrite(path).Info().Name; got != tc.write {
@@ -142,14 +167,67 @@ func TestRecognize(t *testing.T) {
 	if Named("tiff") != nil {
 		t.Error("Named(tiff) found a format")
 	}
-	if got, want := Paths(), "a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]"; got != want {
+	if got, want := Paths(), "a band-stack folder, an ENVI .hdr, a .npy, a .mat[:VAR], an .h5/.he5/.nc[:/DATASET] or a .tif or a raster GDAL reads"; got != want {
 		t.Errorf("Paths() = %q, want %q", got, want)
 	}
-	if got, want := Labels(msi.TakesAxes), []string{".npy", ".mat"}; !slices.Equal(got, want) {
+	if got, want := Labels(msi.TakesAxes), []string{".npy", ".mat", "HDF5", "GDAL"}; !slices.Equal(got, want) {
 		t.Errorf("Labels(axes) = %q, want %q", got, want)
 	}
-	if got, want := WindowLabels(), []string{"ENVI", ".npy"}; !slices.Equal(got, want) {
+	if got, want := WindowLabels(), strings.Split(strings.ReplaceAll(strings.ReplaceAll(windowFormats, ",", ""), " and", ""), " "); !slices.Equal(got, want) {
 		t.Errorf("WindowLabels = %q, want %q", got, want)
+	}
+}
+
+// TestCheckOutput refuses, before anything is written, an output of no
+// format, in a folder that does not exist, that exists (without force),
+// or too large for its format; and takes the others.
+func TestCheckOutput(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.npy")
+	if err := os.WriteFile(existing, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dotted := filepath.Join(dir, "run.v2") // an existing folder, whatever its name
+	if err := os.Mkdir(dotted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big := [3]int{1100, 1100, 450} // 2.2 GB of float32
+	for _, tc := range []struct {
+		path  string
+		size  [3]int
+		opts  msi.WriteOptions
+		error string // "" for none
+	}{
+		{"a.npy", big, msi.WriteOptions{}, ""},
+		{"a.hdr", big, msi.WriteOptions{}, ""},
+		{"denoised", big, msi.WriteOptions{}, ""},
+		{"run.v2", big, msi.WriteOptions{Force: true}, ""},
+		{"a.mat", [3]int{512, 512, 31}, msi.WriteOptions{}, ""},
+		{"a.mat:x", big, msi.WriteOptions{DType: "uint8"}, ""},
+		{"a.mat", [3]int{}, msi.WriteOptions{}, ""}, // size not known yet
+		{"a.mat:x", big, msi.WriteOptions{}, "a.mat: a 1100×1100×450 cube of float32 is 2.0 GiB, more than a level-5 MAT-file holds"},
+		{"a.mat", big, msi.WriteOptions{DType: "float64"}, "write a .npy or an ENVI .hdr, or a narrower element type"},
+		{"a.bsq", big, msi.WriteOptions{}, "a.bsq: tdsc writes no .bsq files: an output is a band-stack folder (an existing folder, or a path without an extension), an ENVI .hdr"},
+		{"a.h5", big, msi.WriteOptions{}, "does not write them"}, // a format tdsc only reads
+		{"a.dat", big, msi.WriteOptions{}, "tdsc writes no .dat files"},
+		{"run.v2", big, msi.WriteOptions{}, "run.v2 already exists"},
+		{"old.npy", big, msi.WriteOptions{}, "old.npy already exists"},
+		{"none/a.npy", big, msi.WriteOptions{}, "none/a.npy: the folder " + filepath.Join(dir, "none") + " does not exist"},
+		{"old.npy/a.npy", big, msi.WriteOptions{}, "old.npy is not a folder"},
+	} {
+		err := CheckOutput(filepath.Join(dir, tc.path), tc.size[0], tc.size[1], tc.size[2], tc.opts)
+		switch {
+		case tc.error == "" && err != nil:
+			t.Errorf("%s: %v", tc.path, err)
+		case tc.error != "" && (err == nil || !strings.Contains(err.Error(), tc.error)):
+			t.Errorf("%s: got %v, want an error containing %q", tc.path, err, tc.error)
+		}
+	}
+	if _, err := Write(filepath.Join(dir, "b.raw"), msi.NewCube(2, 2, 1), msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "tdsc writes no .raw files") {
+		t.Errorf("Write(b.raw): %v", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 2 {
+		t.Errorf("the checks left %d files in the folder, want the 2 made here", len(names))
 	}
 }
 
@@ -164,7 +242,8 @@ func TestOpenErrors(t *testing.T) {
 		{filepath.Join(dir, "missing"), "no such file or folder"},
 		{filepath.Join(dir, "missing.hdr"), "no such file or folder"},
 		{filepath.Join(dir, "missing.npy"), "no such file or folder"},
-		{writeFile(t, dir, "cube.tif", []byte("II*")), "unknown format: want a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]"},
+		{writeFile(t, dir, "cube.tif", []byte("II*")), map[bool]string{false: "this build has no GDAL", true: "Cannot read TIFF header"}[gdal.Available]},
+		{writeFile(t, dir, "cube.h5", []byte("\x89HDF")), "no HDF5 signature"},
 		{band, "single PNG"},
 	} {
 		_, err := Open(tc.path)
@@ -364,7 +443,7 @@ func TestWindowRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{stack, matPath} {
-		if _, err := OpenWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines (ENVI and .npy can)") {
+		if _, err := OpenWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines ("+windowFormats+" can)") {
 			t.Errorf("OpenWindow(%s): %v", path, err)
 		}
 		if src, err := NewSource(path, msi.ReadOptions{}); err != nil || src.Windows() == nil {
@@ -412,6 +491,9 @@ func TestWriteCancelled(t *testing.T) {
 	cancel()
 	opts := msi.WriteOptions{Context: ctx}
 	for _, f := range All {
+		if readOnly(f) {
+			continue
+		}
 		dir := t.TempDir()
 		path := filepath.Join(dir, samplePaths[f.Info().Name])
 		if _, err := Write(path, c, opts); !errors.Is(err, context.Canceled) {

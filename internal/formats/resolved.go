@@ -19,8 +19,9 @@ type Source struct {
 
 // NewSource resolves the cube at path to its format (ForRead) and checks
 // opts against it, as OpenWith does.
+// A path's own axes (PathAxes) are taken out of Path into Options.
 func NewSource(path string, opts msi.ReadOptions) (Source, error) {
-	f, err := checkRead(path, opts)
+	f, path, opts, err := checkRead(path, opts)
 	if err != nil {
 		return Source{}, err
 	}
@@ -28,7 +29,30 @@ func NewSource(path string, opts msi.ReadOptions) (Source, error) {
 }
 
 // Open reads the whole cube.
-func (s Source) Open() (*msi.Cube, error) { return s.Format.Open(s.Path, s.Options) }
+func (s Source) Open() (*msi.Cube, error) {
+	c, err := s.Format.Open(s.Path, s.Options)
+	if err != nil {
+		return nil, err
+	}
+	c.Stored.AxesGiven = s.Options.Axes != ""
+	return c, nil
+}
+
+// Size returns the cube's height, width and bands from its header alone,
+// for a format that reads windows of lines (ENVI, .npy); 0, 0, 0 for
+// another, whose size is known once it is read.
+func (s Source) Size() (height, width, bands int, err error) {
+	if _, ok := s.Format.(msi.WindowOpener); !ok {
+		return 0, 0, 0, nil
+	}
+	r, err := s.OpenWindow()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer r.Close()
+	height, width, bands = r.Size()
+	return height, width, bands, nil
+}
 
 // Windows returns nil when the cube's format reads windows of lines, and
 // otherwise an error saying what it is and which formats can ("a .mat,
@@ -48,7 +72,24 @@ func (s Source) OpenWindow() (msi.WindowReader, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %s", s.Path, windowsError(s.Format, "read", windowReaders()))
 	}
-	return w.OpenWindow(s.Path, s.Options)
+	r, err := w.OpenWindow(s.Path, s.Options)
+	if err != nil {
+		return nil, err
+	}
+	return axesReader{r, s.Options.Axes != ""}, nil
+}
+
+// axesReader is a WindowReader whose Metadata says whether its axes were
+// given (Storage.AxesGiven).
+type axesReader struct {
+	msi.WindowReader
+	given bool
+}
+
+func (r axesReader) Metadata() (msi.Metadata, error) {
+	m, err := r.WindowReader.Metadata()
+	m.Stored.AxesGiven = r.given
+	return m, err
 }
 
 // Target is the path of an output cube, resolved once (NewTarget) to the
@@ -65,17 +106,54 @@ func NewTarget(path string) Target { return Target{Path: path, Format: ForWrite(
 func (t Target) Outputs() []string { return t.Format.Outputs(t.Path) }
 
 // Refuse returns an *atomicfile.ExistsError when writing the cube would
-// replace something that exists (RefuseExisting).
-func (t Target) Refuse() error { return atomicfile.Refuse(t.Outputs()...) }
+// replace something that exists (RefuseExisting), and the error of a
+// format that does not write (msi.ReadOnly).
+func (t Target) Refuse() error {
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return r.WriteError(t.Path)
+	}
+	return atomicfile.Refuse(t.Outputs()...)
+}
 
-// Write stores c, atomically (see msi.Format).
+// Check returns the error that writing a height×width×bands cube with
+// opts would meet, found before the cube is made: a name of no format
+// (CheckName) or of a format that does not write (msi.ReadOnly), an
+// existing output without opts.Force, a folder that does not exist or
+// cannot be written (atomicfile.Check), a cube larger than the format
+// holds (msi.SizeLimiter). A size of 0×0×0 (not known yet) skips the
+// last. Commands call it before they read their input, and again with the
+// size once they know it.
+func (t Target) Check(height, width, bands int, opts msi.WriteOptions) error {
+	if err := CheckName(t.Path); err != nil {
+		return err
+	}
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return r.WriteError(t.Path)
+	}
+	if err := atomicfile.Check(opts.Force, t.Outputs()...); err != nil {
+		return err
+	}
+	if l, ok := t.Format.(msi.SizeLimiter); ok && height*width*bands > 0 {
+		return l.CheckSize(t.Path, height, width, bands, opts)
+	}
+	return nil
+}
+
+// Write stores c, atomically (see msi.Format). A name of no format is an
+// error (CheckName).
 func (t Target) Write(c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	if err := CheckName(t.Path); err != nil {
+		return msi.WriteInfo{}, err
+	}
 	return t.Format.Write(t.Path, c, opts)
 }
 
 // Windows returns nil when the format writes windows of lines, and
 // otherwise an error saying so and which formats can.
 func (t Target) Windows() error {
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return r.WriteError(t.Path)
+	}
 	if _, ok := t.Format.(msi.WindowCreator); !ok {
 		return errors.New(windowsError(t.Format, "written", windowWriters()))
 	}
@@ -85,6 +163,12 @@ func (t Target) Windows() error {
 // CreateWindow starts the output for writing a height×width×bands cube
 // with metadata meta a window of lines at a time (see CreateWindow).
 func (t Target) CreateWindow(height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
+	if err := CheckName(t.Path); err != nil {
+		return nil, err
+	}
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return nil, r.WriteError(t.Path)
+	}
 	w, ok := t.Format.(msi.WindowCreator)
 	if !ok {
 		return nil, fmt.Errorf("%s: %s", t.Path, windowsError(t.Format, "written", windowWriters()))
@@ -119,6 +203,10 @@ func ReadLine(path string, height, width, bands int, m *msi.Metadata, missing in
 		line += fmt.Sprintf("; %d missing voxels (NaN)", missing)
 	case missing < 0 && m.HasNoData:
 		line += fmt.Sprintf("; no-data value %g", m.NoData)
+	}
+	if m.Stored.Thin(height, width, bands) {
+		line += fmt.Sprintf("\nwarning: %s is read as %d lines of %d samples of %d bands (axes %s, the default): if that is not its layout, give its axes, e.g. %s@BHW or --axes BHW",
+			path, height, width, bands, m.Stored.Axes, path)
 	}
 	return line
 }
