@@ -8,11 +8,24 @@ export TDSC_DATA ?= $(abspath ../shared/data)
 # is pure Go (gonum). `tdsc --version` tells which.
 HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}' | cc -x c - -lopenblas -o /dev/null 2>/dev/null && echo yes)
 ifeq ($(HAVE_OPENBLAS),yes)
-BUILD_TAGS := -tags openblas
+TAGS += openblas
 export CGO_LDFLAGS += -lopenblas
 endif
 # OpenBLAS runs single-threaded: tdsc parallelises over patch batches itself.
 export OPENBLAS_NUM_THREADS := 1
+
+# GDAL (GeoTIFF and every raster GDAL reads) is used when its development
+# library links; otherwise the build answers a GeoTIFF with how to get
+# one. `tdsc --version` tells which.
+HAVE_GDAL := $(shell pkg-config --exists gdal 2>/dev/null && printf '#include <gdal.h>\nint main(void){GDALAllRegister();return 0;}' | cc -x c - $$(pkg-config --cflags --libs gdal) -o /dev/null 2>/dev/null && echo yes)
+ifeq ($(HAVE_GDAL),yes)
+TAGS += gdal
+endif
+
+comma := ,
+empty :=
+space := $(empty) $(empty)
+BUILD_TAGS := $(if $(strip $(TAGS)),-tags $(subst $(space),$(comma),$(strip $(TAGS))))
 
 .PHONY: build test test-short bench demo fuzz lint table2 fig5 clean
 
@@ -21,12 +34,16 @@ build:
 
 # The whole suite in the pure-Go build, the solver again with its portable
 # Go loops instead of the amd64 assembly kernels (tag purego), then the
-# solver and the command line with OpenBLAS when it is installed.
+# solver and the command line with OpenBLAS when it is installed, and the
+# formats and the command line with GDAL when it is.
 test:
 	$(GO) test ./...
 	$(GO) test -tags purego ./internal/tsc/...
 ifeq ($(HAVE_OPENBLAS),yes)
 	$(GO) test -tags openblas ./internal/algebra/tproduct/... ./internal/tsc/... ./cmd/...
+endif
+ifeq ($(HAVE_GDAL),yes)
+	$(GO) test -tags gdal ./internal/formats/... ./cmd/...
 endif
 
 # The inner loop: every package without the full-scene runs and the heavy
@@ -50,6 +67,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMAT$$' -fuzztime 15s ./internal/formats/mat
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 15s ./internal/formats/mat/internal/matfile
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHDF5$$' -fuzztime 15s ./internal/formats/mat/internal/matfile
+	$(GO) test -run '^$$' -fuzz '^FuzzReadHDF5$$' -fuzztime 15s ./internal/formats/hdf5
 	$(GO) test -run '^$$' -fuzz '^FuzzReadModel$$' -fuzztime 15s ./internal/dictfile
 	$(GO) test -run '^$$' -fuzz '^FuzzReadPNG$$' -fuzztime 15s ./internal/gray
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime 15s ./internal/metrics/gate

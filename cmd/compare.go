@@ -46,7 +46,7 @@ known) or by --band (1-based number).`,
 			}
 			panels := [][]float64{clean.Band(b)}
 			for _, in := range inputs {
-				x, err := cf.open(in)
+				x, err := cf.openLike(in, clean, ref)
 				if err != nil {
 					return flagError(err)
 				}

@@ -46,7 +46,7 @@ func (c *cubeFlags) start(cmd *cobra.Command) {
 func (c *cubeFlags) register(cmd *cobra.Command, output bool) {
 	f := cmd.Flags()
 	arrays := strings.Join(formats.Labels(msi.TakesAxes), "/")
-	f.StringVar(&c.axes, "axes", array.DefaultAxes, arrays+" inputs: the order of the array's dimensions as H, W and B (e.g. BHW)")
+	f.StringVar(&c.axes, "axes", "", arrays+" inputs: the order of the stored dimensions as H, W and B (e.g. BHW; default HWB, and BHW, GDAL's bands × lines × samples, for GDAL's rasters); a path's own, PATH@BHW, overrides it for that path")
 	scaleHelp := "every cube read (references too): working [0, 255] value = stored value × SCALE (after an ENVI file's data gain and offset values), " +
 		"or auto: an ENVI reflectance scale factor F gives 255/F, a PNG stack its bit depth (8-bit ×1, 16-bit ×255/65535); " +
 		"uint16 its full range (×255/65535); else floats up to 2 are [0, 1] reflectance ×255, other floats ×1, integers up to 255 ×1, larger ones n-bit counts ×255/(2ⁿ−1), " +

@@ -34,6 +34,7 @@ type denoiseFlags struct {
 // noiseFlags are the noise model's flags, as typed (pipeline.NoiseModel).
 type noiseFlags struct {
 	sparse, stripes, impulses, dead, perBand, estimator string
+	signal, params                                      string
 }
 
 // register adds the noise model's flags to c.
@@ -45,6 +46,8 @@ func (n *noiseFlags) register(c *cobra.Command) {
 	f.StringVar(&n.dead, "dead-lines", string(pipeline.Auto), "auto or off: with off, dead columns and lines are neither looked for nor removed")
 	f.StringVar(&n.perBand, "sigma-per-band", string(pipeline.Auto), "on: whiten the bands to their median σ, denoise, restore the bands' scale; off: one σ; auto: whiten when the bands' σ differ (by more than ×"+
 		fmt.Sprint(pipeline.DifferRatio)+") or sparse noise is removed (--sigma-per-band alone means on)")
+	f.StringVar(&n.signal, "noise-model", string(pipeline.SignalAuto), "auto: fit every band's noise variance a·x + b and, when it grows with the signal, stabilise it (generalised Anscombe transform), denoise and invert without bias; gaussian: one σ per band, no fit; poisson-gaussian: stabilise with --noise-params, or the fitted a and b")
+	f.StringVar(&n.params, "noise-params", "", "A,B: the sensor's noise variance A·x + B on the working [0, 255] scale, for every band, or a file of one pair \"A B\" per band: Poisson-Gaussian noise with these, not fitted")
 	f.StringVar(&n.estimator, "sigma-estimator", "", "the bands' σ for whitening: mad (wavelet MAD per band), regression (HySime: each band regressed on the others) or min (the smaller) (default: the sparse-noise detector's, mad with --sparse-noise off)")
 	for _, name := range []string{"sparse-noise", "stripes", "impulses", "dead-lines"} {
 		fixedValues(c, name, pipeline.Modes(false))
@@ -52,6 +55,7 @@ func (n *noiseFlags) register(c *cobra.Command) {
 	fixedValues(c, "sigma-per-band", pipeline.Modes(true))
 	bareValue(c, "sigma-per-band", string(pipeline.On))
 	fixedValues(c, "sigma-estimator", noise.Estimators)
+	fixedValues(c, "noise-model", pipeline.SignalModels())
 }
 
 // model returns the noise model the flags give.
@@ -73,6 +77,15 @@ func (n *noiseFlags) model() (pipeline.NoiseModel, error) {
 		*p.dst = v
 	}
 	m.Estimator = n.estimator
+	var err error
+	if m.Signal, err = pipeline.ParseSignalModel(n.signal); err != nil {
+		return m, err
+	}
+	if n.params != "" {
+		if m.Params, err = noise.ReadLevels("noise-params", n.params); err != nil {
+			return m, flagError(err)
+		}
+	}
 	return m, nil
 }
 

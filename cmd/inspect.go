@@ -79,7 +79,7 @@ band within 10 nm of it, else the middle band.`,
 				return err
 			}
 			openSame := func(path, what string) (*msi.Cube, error) {
-				x, err := cf.open(path)
+				x, err := cf.openLike(path, noisy, noisyPath)
 				if err != nil {
 					return nil, flagError(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"tdsc/internal/atomicfile"
+	"tdsc/internal/formats"
 	"tdsc/internal/methods"
 	"tdsc/internal/tsc"
 )
@@ -87,13 +88,14 @@ func (e *usageError) Error() string {
 
 func (e *usageError) Unwrap() error { return e.err }
 
-// versionString names the release, the Go toolchain and the BLAS in use.
+// versionString names the release, the Go toolchain, the BLAS in use and
+// GDAL's release, if the build has GDAL.
 func versionString() string {
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
-	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tsc.BLASName())
+	return fmt.Sprintf("%s (%s %s/%s, BLAS: %s, GDAL: %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, tsc.BLASName(), formats.GDAL())
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

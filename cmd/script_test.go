@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"tdsc/internal/formats"
+	"tdsc/internal/formats/gdal"
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv"
 )
@@ -39,12 +40,13 @@ func TestMain(m *testing.M) {
 // committed under testdata/ and $ARRAYS the .npy and .mat fixtures beside
 // it. Scripts that need the shared data start with
 // `[!data] skip`; under CI the data must be there (testenv.DataDir).
+// Scripts of the GDAL build (build tag gdal) start with `[!gdal] skip`.
 // Commands make the binary inputs that a text archive cannot hold:
 // pngband (see cmdPNGBand), unhex (see cmdUnhex), storecube (see
 // cmdStoreCube), cropcube (cmdCropCube), detectorstripes
 // (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube),
-// maskcube (cmdMaskCube), setmissing (cmdSetMissing) and fieldscube
-// (cmdFieldsCube); two check outputs: samemissing
+// maskcube (cmdMaskCube), setmissing (cmdSetMissing), fieldscube
+// (cmdFieldsCube) and truncate (cmdTruncate); two check outputs: samemissing
 // (cmdSameMissing) and agree (cmdAgree).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
@@ -80,11 +82,14 @@ func TestScripts(t *testing.T) {
 			"setmissing":      cmdSetMissing,
 			"fieldscube":      cmdFieldsCube,
 			"agree":           cmdAgree,
+			"truncate":        cmdTruncate,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "data":
 				return data != "", nil
+			case "gdal":
+				return gdal.Available, nil
 			}
 			return false, nil
 		},
@@ -219,6 +224,22 @@ func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	_, err = formats.Write(ts.MkAbs(args[1]), c, opts)
 	ts.Check(err)
+}
+
+// cmdTruncate writes the first N bytes of a file: `truncate SRC DST N`,
+// a file cut short as by an interrupted copy.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: truncate SRC DST N")
+	}
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if n < 0 || n > len(data) {
+		ts.Fatalf("truncate: %d bytes of a %d-byte file", n, len(data))
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data[:n], 0o644))
 }
 
 // cmdCropCube writes a window of a cube's lines and samples, every band:

@@ -285,6 +285,28 @@ def main():
         with h5py.File(os.path.join(out, name), "r") as f:
             assert f.userblock_size == 0, name
 
+    # Plain HDF5 cubes by path (.h5, .he5): a 16 x 12 x 4 uint8 cube
+    # (large enough for the SSIM's window) holding
+    #     g(h, w, b) = (13*h + 5*w + 29*b + 1) mod 251
+    # in nested groups, chunked and deflated, as lines x samples x bands,
+    # bands x lines x samples and PRISMA's lines x bands x samples, with
+    # the wavelengths beside the second, and a 2-D dataset; a file with
+    # one float cube in a group.
+    h, w, b = np.meshgrid(np.arange(16), np.arange(12), np.arange(4), indexing="ij")
+    u8 = ((13 * h + 5 * w + 29 * b + 1) % 251).astype("<u1")  # (H, W, B)
+    with h5py_plain("cubes.h5") as f:
+        g = f.create_group("HDFEOS").create_group("SWATHS").create_group("Data Fields")
+        f.create_dataset("hwb", data=u8, track_times=False)
+        g.create_dataset("Cube", data=u8.transpose(2, 0, 1), chunks=(2, 8, 5), compression="gzip", shuffle=True, track_times=False)
+        g.create_dataset("wavelengths", data=np.array([450.0, 550.0, 650.0, 750.0]), track_times=False)
+        p = f.create_group("prisma")
+        p.create_dataset("VNIR_Cube", data=u8.transpose(0, 2, 1), chunks=(8, 4, 12), compression="gzip", track_times=False)
+        p.create_dataset("plane", data=u8[:, :, 0], track_times=False)
+    with h5py_plain("one_cube.he5") as f:
+        f.create_group("data").create_dataset("reflectance", data=VALUES["refl"].astype("<f4"), track_times=False)
+    with h5py.File(os.path.join(out, "cubes.h5"), "r") as f:
+        assert np.array_equal(f["HDFEOS/SWATHS/Data Fields/Cube"][()], u8.transpose(2, 0, 1))
+
     # SciPy puts the date in the header text: fix it, so the files are the
     # same every run.
     for name in ["refl_v5.mat", "refl_v7z.mat", "classes_v7z.mat", "two_cubes.mat", "plane.mat", "types_v7z.mat"]:

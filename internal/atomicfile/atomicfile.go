@@ -105,6 +105,11 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	return f.tmp.WriteAt(p, off)
 }
 
+// TempName returns the name of the temporary file, for a library that
+// writes a file by its name (GDAL): it may replace the file's content,
+// and must leave a file of that name for Commit.
+func (f *File) TempName() string { return f.tmp.Name() }
+
 // Path returns the destination.
 func (f *File) Path() string { return f.path }
 

@@ -471,7 +471,7 @@ func TestReadArrayErrors(t *testing.T) {
 		{fixture("v73_chunked.mat:nothing"), msi.ReadOptions{}, `no variable "nothing" (it holds mask (4×5×3 logical), meta (1×1 struct), note (1×10 char), u16 (4×5×3 uint16))`},
 		{write("magic.mat", []byte(strings.Repeat("x", 200))), msi.ReadOptions{}, "not a MAT-file"},
 		{write("endian.mat", badEndian), msi.ReadOptions{}, "endian indicator"},
-		{write("x.tif", []byte("II*")), msi.ReadOptions{}, "unknown format"},
+		{write("x.xyz", []byte("abc")), msi.ReadOptions{}, unknownFormat},
 		{fixture("u8_c.npy"), msi.ReadOptions{Axes: "HWH"}, "axes"},
 		{fixture("u8_c.npy"), msi.ReadOptions{Scale: -1}, "scale -1"},
 		{fixture("u8_c.npy"), msi.ReadOptions{Scale: math.NaN()}, "scale NaN"},

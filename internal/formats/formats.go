@@ -6,7 +6,8 @@
 // format of All that recognizes the path's name reads or writes it, and a
 // path that none recognizes is written as a PNG band stack folder (and
 // cannot be read). So "x.hdr" is ENVI, "x.npy" NumPy, "x.mat:VAR" a
-// MAT-file variable and "denoised" a band-stack folder.
+// MAT-file variable, "x.h5:/group/cube" an HDF5 dataset and "denoised" a
+// band-stack folder.
 package formats
 
 import (
@@ -17,6 +18,8 @@ import (
 
 	"tdsc/internal/formats/array"
 	"tdsc/internal/formats/envi"
+	"tdsc/internal/formats/gdal"
+	"tdsc/internal/formats/hdf5"
 	"tdsc/internal/formats/mat"
 	"tdsc/internal/formats/npy"
 	"tdsc/internal/formats/pngstack"
@@ -25,8 +28,9 @@ import (
 )
 
 // All lists the formats in the order they are asked to recognize a path
-// (and listed in help), the band stack (folder) first.
-var All = []msi.Format{folder, envi.Format, npy.Format, mat.Format}
+// (and listed in help), the band stack (folder) first and GDAL's last (in
+// the GDAL build it reads any existing file the others do not claim).
+var All = []msi.Format{folder, envi.Format, npy.Format, mat.Format, hdf5.Format, gdal.Format}
 
 // folder is the format of folders, and of outputs whose name no format
 // recognizes.
@@ -42,12 +46,14 @@ func Named(name string) msi.Format {
 	return nil
 }
 
-// ForRead returns the format of the cube at path: the band stack for an
-// existing folder, else the format that recognizes the name. A path that
+// ForRead returns the format of the cube at path (its own axes, if any,
+// aside: see PathAxes): the band stack for an existing folder, else the
+// format that recognizes the name. A path that
 // does not exist and that no format recognizes is "no such file or
 // folder"; one that exists and that no format recognizes is an unknown
 // format.
 func ForRead(path string) (msi.Format, error) {
+	path, _ = PathAxes(path)
 	fi, statErr := os.Stat(path)
 	if statErr == nil && fi.IsDir() {
 		return folder, nil
@@ -90,6 +96,9 @@ func Open(path string) (*msi.Cube, error) { return OpenWith(path, msi.ReadOption
 // options the format takes: an axis order other than HWB for a format
 // that does not take it is an *option.Error (every format takes a
 // scale). The cube's Stored says how it was stored and read.
+//
+// A path may carry its own axis order after a final "@" (x.h5:/cube@BHW,
+// see PathAxes), which replaces opts.Axes for it.
 func OpenWith(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	s, err := NewSource(path, opts)
 	if err != nil {
@@ -98,24 +107,46 @@ func OpenWith(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	return s.Open()
 }
 
-// checkRead returns the format of path after checking opts against it.
-func checkRead(path string, opts msi.ReadOptions) (msi.Format, error) {
+// PathAxes splits the axis order a path carries after a final "@" (three
+// letters H, W and B in any case: "x.h5:/cube@BHW") from the path, so
+// that each path a command reads has its own layout. A path without one
+// is returned as it is, with empty axes.
+func PathAxes(path string) (p, axes string) {
+	i := strings.LastIndexByte(path, '@')
+	if i < 0 || len(path)-i != 4 {
+		return path, ""
+	}
+	a, err := array.ParseAxes(path[i+1:])
+	if err != nil {
+		return path, ""
+	}
+	return path[:i], a
+}
+
+// checkRead returns the format of path after checking opts against it,
+// and the path and options to read it with: the axes a path carries
+// (PathAxes) taken out of it into the options.
+func checkRead(path string, opts msi.ReadOptions) (msi.Format, string, msi.ReadOptions, error) {
+	path, own := PathAxes(path)
+	if own != "" {
+		opts.Axes = own
+	}
 	axes, err := array.ParseAxes(opts.Axes)
 	if err != nil {
-		return nil, err
+		return nil, "", opts, err
 	}
 	if err := msi.CheckScale(opts.Scale); err != nil {
-		return nil, err
+		return nil, "", opts, err
 	}
 	f, err := ForRead(path)
 	if err != nil {
-		return nil, err
+		return nil, "", opts, err
 	}
 	info := f.Info()
 	if axes != array.DefaultAxes && info.Takes&msi.TakesAxes == 0 {
-		return nil, option.Errorf("axes", opts.Axes, "%s: axes apply to %s files; %s files have a fixed layout", path, joinLabels(Labels(msi.TakesAxes), "and"), info.Label)
+		return nil, "", opts, option.Errorf("axes", opts.Axes, "%s: axes apply to %s files; %s files have a fixed layout", path, joinLabels(Labels(msi.TakesAxes), "and"), info.Label)
 	}
-	return f, nil
+	return f, path, opts, nil
 }
 
 // Write stores c at path in the format ForWrite chooses, atomically (see
@@ -128,7 +159,8 @@ func Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, erro
 // would replace something that exists (for an ENVI path its .hdr or its
 // .img, whatever the case of the extension given; for FILE.mat:NAME the
 // file). Commands call it before long work, so that a run that could not
-// write its result does not start.
+// write its result does not start. A format that does not write
+// (msi.ReadOnly) is its error instead.
 func RefuseExisting(path string) error { return NewTarget(path).Refuse() }
 
 // OpenWindow opens the cube at path for reading a window of lines at a
@@ -156,6 +188,12 @@ func windowsError(f msi.Format, verb string, labels []string) string {
 	return fmt.Sprintf("a %s, which cannot be %s in strips of lines (%s can)", f.Info().Label, verb, joinLabels(labels, "and"))
 }
 
+// readOnly reports whether f does not write cubes in this build.
+func readOnly(f msi.Format) bool {
+	_, ok := f.(msi.ReadOnly)
+	return ok
+}
+
 // windowReaders and windowWriters list the labels of the formats that read
 // and write windows of lines.
 func windowReaders() []string {
@@ -171,7 +209,7 @@ func windowReaders() []string {
 func windowWriters() []string {
 	var labels []string
 	for _, f := range All {
-		if _, ok := f.(msi.WindowCreator); ok {
+		if _, ok := f.(msi.WindowCreator); ok && !readOnly(f) {
 			labels = append(labels, f.Info().Label)
 		}
 	}
@@ -210,6 +248,15 @@ func joinLabels(labels []string, and string) string {
 		return strings.Join(labels, "")
 	}
 	return strings.Join(labels[:len(labels)-1], ", ") + " " + and + " " + labels[len(labels)-1]
+}
+
+// GDAL returns the release of GDAL this build reads and writes GeoTIFF
+// with ("3.6.2"), or says that it has none.
+func GDAL() string {
+	if !gdal.Available {
+		return "none (pure-Go build: no GeoTIFF)"
+	}
+	return gdal.Version()
 }
 
 // ScaleNote returns a note for the log when an output at path written

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"tdsc/internal/formats/gdal"
 	"tdsc/internal/msi"
 	"tdsc/internal/testenv/cubetest"
 )
@@ -30,13 +31,24 @@ func writeFile(t testing.TB, dir, name string, data []byte) string {
 	return p
 }
 
+// unknownFormat is the error of reading an existing file of no format
+// (that no driver of GDAL takes either, in the GDAL build).
+var unknownFormat = "unknown format"
+
+// windowFormats lists the formats that read and write windows of lines.
+var windowFormats = map[bool]string{false: "ENVI and .npy", true: "ENVI, .npy and GDAL"}[gdal.Available]
+
 // samplePaths are an output path of every format, by name.
-var samplePaths = map[string]string{"png": "stack", "envi": "cube.hdr", "npy": "cube.npy", "mat": "cube.mat"}
+var samplePaths = map[string]string{"png": "stack", "envi": "cube.hdr", "npy": "cube.npy", "mat": "cube.mat", "hdf5": "cube.h5", "gdal": "cube.tif"}
+
+// utm33 is the WKT of WGS 84 / UTM zone 33N, as GDAL writes it.
+const utm33 = `PROJCS["WGS 84 / UTM zone 33N",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],AUTHORITY["EPSG","4326"]],PROJECTION["Transverse_Mercator"],PARAMETER["latitude_of_origin",0],PARAMETER["central_meridian",15],PARAMETER["scale_factor",0.9996],PARAMETER["false_easting",500000],PARAMETER["false_northing",0],UNIT["metre",1,AUTHORITY["EPSG","9001"]],AXIS["Easting",EAST],AXIS["Northing",NORTH],AUTHORITY["EPSG","32633"]]`
 
 // fullMetadata returns metadata with every neutral field set, for a cube
 // of bands bands.
 func fullMetadata(bands int) msi.Metadata {
-	m := msi.Metadata{Description: "a scene", NoData: -1, HasNoData: true}
+	m := msi.Metadata{Description: "a scene", NoData: -1, HasNoData: true,
+		Georef: &msi.Georef{Transform: [6]float64{500000, 30, 0, 4e6, 0, -30}, Projection: utm33}}
 	for b := range bands {
 		m.Wavelengths = append(m.Wavelengths, 400+10.5*float64(b))
 		m.FWHM = append(m.FWHM, 10+float64(b))
@@ -63,6 +75,9 @@ func TestRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatalf("format %s has no sample path in this test", info.Name)
 		}
+		if readOnly(f) {
+			continue // read by the tests of its package
+		}
 		path = filepath.Join(dir, path)
 		if got := ForWrite(path); got.Info().Name != info.Name {
 			t.Fatalf("%s is written as %s, want %s", path, got.Info().Name, info.Name)
@@ -86,6 +101,7 @@ func TestRoundTrip(t *testing.T) {
 			msi.CarriesBandNames:   slices.Equal(got.BandNames, c.BandNames),
 			msi.CarriesDescription: got.Description == c.Description,
 			msi.CarriesNoData:      got.HasNoData && got.NoData == c.NoData,
+			msi.CarriesGeoref:      got.Georef != nil && *got.Georef == *c.Georef,
 		}
 		for what, kept := range carried {
 			if info.Carries&what != 0 && !kept {
@@ -117,10 +133,14 @@ func TestRecognize(t *testing.T) {
 		{"a.png", "png", "png"},
 		{folder, "png", "npy"},
 		{"denoised", "", "png"},
-		{"a.tif", "", "png"},
+		{"a.tif", "gdal", "gdal"},
+		{"a.h5", "hdf5", "hdf5"},
+		{"a.nc:/x/y", "hdf5", "hdf5"},
+		{`HDF5:"a.h5"://x`, "gdal", "gdal"},
+		{"a.xyz", "", "png"},
 	} {
 		path := tc.path
-		if !filepath.IsAbs(path) {
+		if !filepath.IsAbs(path) && !strings.Contains(path, `"`) {
 			path = filepath.Join(dir, path)
 		}
 		if got := ForWrite(path).Info().Name; got != tc.write {
@@ -142,13 +162,13 @@ func TestRecognize(t *testing.T) {
 	if Named("tiff") != nil {
 		t.Error("Named(tiff) found a format")
 	}
-	if got, want := Paths(), "a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]"; got != want {
+	if got, want := Paths(), "a band-stack folder, an ENVI .hdr, a .npy, a .mat[:VAR], an .h5/.he5/.nc[:/DATASET] or a .tif or a raster GDAL reads"; got != want {
 		t.Errorf("Paths() = %q, want %q", got, want)
 	}
-	if got, want := Labels(msi.TakesAxes), []string{".npy", ".mat"}; !slices.Equal(got, want) {
+	if got, want := Labels(msi.TakesAxes), []string{".npy", ".mat", "HDF5", "GDAL"}; !slices.Equal(got, want) {
 		t.Errorf("Labels(axes) = %q, want %q", got, want)
 	}
-	if got, want := WindowLabels(), []string{"ENVI", ".npy"}; !slices.Equal(got, want) {
+	if got, want := WindowLabels(), strings.Split(strings.ReplaceAll(strings.ReplaceAll(windowFormats, ",", ""), " and", ""), " "); !slices.Equal(got, want) {
 		t.Errorf("WindowLabels = %q, want %q", got, want)
 	}
 }
@@ -164,7 +184,8 @@ func TestOpenErrors(t *testing.T) {
 		{filepath.Join(dir, "missing"), "no such file or folder"},
 		{filepath.Join(dir, "missing.hdr"), "no such file or folder"},
 		{filepath.Join(dir, "missing.npy"), "no such file or folder"},
-		{writeFile(t, dir, "cube.tif", []byte("II*")), "unknown format: want a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]"},
+		{writeFile(t, dir, "cube.tif", []byte("II*")), map[bool]string{false: "this build has no GDAL", true: "Cannot read TIFF header"}[gdal.Available]},
+		{writeFile(t, dir, "cube.h5", []byte("\x89HDF")), "no HDF5 signature"},
 		{band, "single PNG"},
 	} {
 		_, err := Open(tc.path)
@@ -364,7 +385,7 @@ func TestWindowRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{stack, matPath} {
-		if _, err := OpenWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines (ENVI and .npy can)") {
+		if _, err := OpenWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines ("+windowFormats+" can)") {
 			t.Errorf("OpenWindow(%s): %v", path, err)
 		}
 		if src, err := NewSource(path, msi.ReadOptions{}); err != nil || src.Windows() == nil {
@@ -412,6 +433,9 @@ func TestWriteCancelled(t *testing.T) {
 	cancel()
 	opts := msi.WriteOptions{Context: ctx}
 	for _, f := range All {
+		if readOnly(f) {
+			continue
+		}
 		dir := t.TempDir()
 		path := filepath.Join(dir, samplePaths[f.Info().Name])
 		if _, err := Write(path, c, opts); !errors.Is(err, context.Canceled) {

@@ -19,8 +19,9 @@ type Source struct {
 
 // NewSource resolves the cube at path to its format (ForRead) and checks
 // opts against it, as OpenWith does.
+// A path's own axes (PathAxes) are taken out of Path into Options.
 func NewSource(path string, opts msi.ReadOptions) (Source, error) {
-	f, err := checkRead(path, opts)
+	f, path, opts, err := checkRead(path, opts)
 	if err != nil {
 		return Source{}, err
 	}
@@ -28,7 +29,14 @@ func NewSource(path string, opts msi.ReadOptions) (Source, error) {
 }
 
 // Open reads the whole cube.
-func (s Source) Open() (*msi.Cube, error) { return s.Format.Open(s.Path, s.Options) }
+func (s Source) Open() (*msi.Cube, error) {
+	c, err := s.Format.Open(s.Path, s.Options)
+	if err != nil {
+		return nil, err
+	}
+	c.Stored.AxesGiven = s.Options.Axes != ""
+	return c, nil
+}
 
 // Windows returns nil when the cube's format reads windows of lines, and
 // otherwise an error saying what it is and which formats can ("a .mat,
@@ -48,7 +56,24 @@ func (s Source) OpenWindow() (msi.WindowReader, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %s", s.Path, windowsError(s.Format, "read", windowReaders()))
 	}
-	return w.OpenWindow(s.Path, s.Options)
+	r, err := w.OpenWindow(s.Path, s.Options)
+	if err != nil {
+		return nil, err
+	}
+	return axesReader{r, s.Options.Axes != ""}, nil
+}
+
+// axesReader is a WindowReader whose Metadata says whether its axes were
+// given (Storage.AxesGiven).
+type axesReader struct {
+	msi.WindowReader
+	given bool
+}
+
+func (r axesReader) Metadata() (msi.Metadata, error) {
+	m, err := r.WindowReader.Metadata()
+	m.Stored.AxesGiven = r.given
+	return m, err
 }
 
 // Target is the path of an output cube, resolved once (NewTarget) to the
@@ -65,8 +90,14 @@ func NewTarget(path string) Target { return Target{Path: path, Format: ForWrite(
 func (t Target) Outputs() []string { return t.Format.Outputs(t.Path) }
 
 // Refuse returns an *atomicfile.ExistsError when writing the cube would
-// replace something that exists (RefuseExisting).
-func (t Target) Refuse() error { return atomicfile.Refuse(t.Outputs()...) }
+// replace something that exists (RefuseExisting), and the error of a
+// format that does not write (msi.ReadOnly).
+func (t Target) Refuse() error {
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return r.WriteError(t.Path)
+	}
+	return atomicfile.Refuse(t.Outputs()...)
+}
 
 // Write stores c, atomically (see msi.Format).
 func (t Target) Write(c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
@@ -76,6 +107,9 @@ func (t Target) Write(c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error)
 // Windows returns nil when the format writes windows of lines, and
 // otherwise an error saying so and which formats can.
 func (t Target) Windows() error {
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return r.WriteError(t.Path)
+	}
 	if _, ok := t.Format.(msi.WindowCreator); !ok {
 		return errors.New(windowsError(t.Format, "written", windowWriters()))
 	}
@@ -85,6 +119,9 @@ func (t Target) Windows() error {
 // CreateWindow starts the output for writing a height×width×bands cube
 // with metadata meta a window of lines at a time (see CreateWindow).
 func (t Target) CreateWindow(height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return nil, r.WriteError(t.Path)
+	}
 	w, ok := t.Format.(msi.WindowCreator)
 	if !ok {
 		return nil, fmt.Errorf("%s: %s", t.Path, windowsError(t.Format, "written", windowWriters()))
@@ -119,6 +156,10 @@ func ReadLine(path string, height, width, bands int, m *msi.Metadata, missing in
 		line += fmt.Sprintf("; %d missing voxels (NaN)", missing)
 	case missing < 0 && m.HasNoData:
 		line += fmt.Sprintf("; no-data value %g", m.NoData)
+	}
+	if m.Stored.Thin(height, width, bands) {
+		line += fmt.Sprintf("\nwarning: %s is read as %d lines of %d samples of %d bands (axes %s, the default): if that is not its layout, give its axes, e.g. %s@BHW or --axes BHW",
+			path, height, width, bands, m.Stored.Axes, path)
 	}
 	return line
 }

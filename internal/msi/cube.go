@@ -61,6 +61,10 @@ type Metadata struct {
 	// the value writes NaN voxels as it, exactly.
 	NoData    float64
 	HasNoData bool
+	// Georef places the cube on the Earth, nil when the input did not (a
+	// GeoTIFF's geotransform and projection, read and written through
+	// GDAL).
+	Georef *Georef
 	// Stored says how the values were stored in the file they were read
 	// from. Open sets it; writers do not read it (WriteOptions.Like turns
 	// it into options for storing an output like its input).
@@ -84,6 +88,10 @@ type Storage struct {
 	// Axes is the order of an array file's stored dimensions as the
 	// letters H, W and B; empty for formats with a fixed layout.
 	Axes string
+	// AxesGiven says that the axes were given (--axes, or the path's own)
+	// rather than the format's default: a default that makes the image
+	// implausibly thin may be the wrong guess (see Thin).
+	AxesGiven bool
 	// Scale is the factor applied on reading: working = physical ×
 	// Scale, physical = stored × Gains[b] + Offsets[b] (stored when Gains
 	// is nil). It is the unit of the input for outputs made from it
@@ -104,6 +112,34 @@ type Storage struct {
 	// scale and why, for the line that reports the read: "reflectance
 	// ×255 (reflectance scale factor 10000)".
 	Units string
+}
+
+// Georef is the georeferencing of a cube in GDAL's terms, which every
+// raster format's georeferencing maps to: the top-left corner of pixel
+// (x, y) is at map coordinates
+//
+//	X = Transform[0] + x·Transform[1] + y·Transform[2]
+//	Y = Transform[3] + x·Transform[4] + y·Transform[5]
+//
+// (x, y in pixels from the image's top-left corner), in the coordinate
+// reference system Projection, as OGC WKT (empty when unknown).
+type Georef struct {
+	Transform  [6]float64
+	Projection string
+}
+
+// thinFactor is how many times fewer lines or samples than bands make a
+// cube implausibly thin.
+const thinFactor = 4
+
+// Thin reports whether a height×width×bands cube read with axes the user
+// did not give looks read in the wrong order: a height or width at least
+// thinFactor times smaller than the band count, as a B×H×W array read as
+// H×W×B gives (31×512×512 read as 31 lines of 512 samples of 512 bands).
+// Such a cube is possible (a line scanner's few lines), so it calls for
+// a warning, not an error.
+func (s *Storage) Thin(height, width, bands int) bool {
+	return s.Axes != "" && !s.AxesGiven && thinFactor*min(height, width) <= bands
 }
 
 // Field is one format-specific fact of Metadata.Fields: Format is the name
@@ -130,6 +166,10 @@ func (m Metadata) clone() Metadata {
 	m.FWHM = slices.Clone(m.FWHM)
 	m.BandNames = slices.Clone(m.BandNames)
 	m.Fields = slices.Clone(m.Fields)
+	if m.Georef != nil {
+		g := *m.Georef
+		m.Georef = &g
+	}
 	return m
 }
 

@@ -43,6 +43,16 @@ type Format interface {
 	Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error)
 }
 
+// ReadOnly is implemented by a Format that reads cubes but cannot write
+// them, in this build or at all (HDF5, which tdsc only reads; GeoTIFF in
+// a build without GDAL). WriteError returns the error that its Write
+// returns for path, saying what to write instead, so that a command can
+// refuse the output before any work; package formats leaves the format
+// out of the lists of what tdsc writes.
+type ReadOnly interface {
+	WriteError(path string) error
+}
+
 // WindowOpener is implemented by a Format that can read a cube a window of
 // lines at a time, so that a cube larger than memory is processed in
 // strips. A window is bit for bit the same lines of the cube Open reads
@@ -142,17 +152,19 @@ const (
 	// CarriesMissing: missing (NaN) voxels are stored as such (as NaN or
 	// the no-data value), not as a value of the scene.
 	CarriesMissing
+	// CarriesGeoref: the georeferencing (Metadata.Georef).
+	CarriesGeoref
 )
 
 // carriedNames name the members of Carried, in order.
-var carriedNames = []string{"wavelengths", "FWHM", "band names", "description", "no-data value", "mark of missing voxels (written as 0)"}
+var carriedNames = []string{"wavelengths", "FWHM", "band names", "description", "no-data value", "mark of missing voxels (written as 0)", "georeferencing"}
 
 // Present names the metadata of set s that c has, missing voxels
 // included, in a fixed order: with the complement of a format's Carries,
 // what an output of it would lose.
 func (c *Cube) Present(s Carried) []string {
 	m := &c.Metadata
-	present := []bool{m.Wavelengths != nil, m.FWHM != nil, m.BandNames != nil, m.Description != "", m.HasNoData, s&CarriesMissing != 0 && c.Missing() > 0}
+	present := []bool{m.Wavelengths != nil, m.FWHM != nil, m.BandNames != nil, m.Description != "", m.HasNoData, s&CarriesMissing != 0 && c.Missing() > 0, m.Georef != nil}
 	var names []string
 	for i, name := range carriedNames {
 		if s&(1<<i) != 0 && present[i] {
@@ -336,6 +348,38 @@ type WriteInfo struct {
 	// that had to be clipped ([0, 255] for a PNG band stack, an integer
 	// type's range for array files); 0 for float output.
 	Clipped int
+}
+
+// ReadWhole returns the bytes of the file at path, for a format that
+// parses a file whole before it knows the size of its cube: the file
+// alone must fit the budget (CheckFits; 0: no limit), and a missing file
+// is said as Exists says it.
+func ReadWhole(path string, budget int64) ([]byte, error) {
+	if err := Exists(path); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckFits(path, 0, 0, 0, fi.Size(), budget); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// CheckCreate returns an error naming path when a window writer cannot
+// start an output of a height×width×bands cube with metadata meta,
+// stored by scale (WriteOptions.Scale): a size that is not positive,
+// metadata of another band count, a bad scale.
+func CheckCreate(path string, height, width, bands int, meta *Metadata, scale float64) error {
+	if height < 1 || width < 1 || bands < 1 {
+		return fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
+	}
+	if err := meta.CheckFor(bands); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return CheckScale(scale)
 }
 
 // Exists returns nil when path exists and an error naming it otherwise

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"tdsc/internal/noise"
 	"tdsc/internal/stages/sparsenoise"
 )
 
@@ -58,7 +59,44 @@ type NoiseModel struct {
 	// (noise.EstimateBands: mad, regression, min); empty for the sparse-
 	// noise detector's σ, or mad when Sparse is Off.
 	Estimator string
+	// Signal chooses whether the noise is taken as signal-dependent:
+	// SignalAuto (or the zero value) fits the bands' noise-level functions
+	// (package noiselevel) and stabilises the variance when they say so,
+	// SignalGaussian does not look, SignalPoissonGaussian stabilises with
+	// Params or, without them, the fitted functions.
+	Signal SignalModel
+	// Params, when not nil, are the noise levels σ²(x) = A·x + B of a
+	// sensor's calibration on the working scale, one for every band or
+	// one per band: the noise is Poisson-Gaussian with them.
+	Params []noise.Level
 }
+
+// SignalModel is the choice of the noise's dependence on the signal.
+type SignalModel string
+
+// The signal models, in the spelling of the command line.
+const (
+	SignalAuto            SignalModel = "auto"
+	SignalGaussian        SignalModel = "gaussian"
+	SignalPoissonGaussian SignalModel = "poisson-gaussian"
+)
+
+// SignalModels lists the signal models, the values of --noise-model.
+func SignalModels() []string {
+	return []string{string(SignalAuto), string(SignalGaussian), string(SignalPoissonGaussian)}
+}
+
+// ParseSignalModel reads the --noise-model flag.
+func ParseSignalModel(s string) (SignalModel, error) {
+	if slices.Contains(SignalModels(), s) {
+		return SignalModel(s), nil
+	}
+	return "", fmt.Errorf("--noise-model must be %s, got %q", strings.Join(SignalModels(), ", "), s)
+}
+
+// signalAuto reports whether m chooses the signal model from the data
+// (SignalAuto, or the zero value).
+func (m NoiseModel) signalAuto() bool { return m.Signal == SignalAuto || m.Signal == "" }
 
 // Path is the way a job denoised its cube.
 type Path string
@@ -76,6 +114,10 @@ const (
 	// PathFill: no sparse noise, but missing voxels: they are filled and
 	// the method run once (package repair, one pass).
 	PathFill Path = "missing voxels filled"
+	// PathStabilised: signal-dependent noise, its variance stabilised
+	// band by band (package vst), the stabilised cube denoised by one of
+	// the paths above and the result inverted without bias.
+	PathStabilised Path = "signal-dependent σ"
 	// PathUnchanged: the noise is below detection (noise.BelowDetection)
 	// and no σ was given: the input is written as it is.
 	PathUnchanged Path = "unchanged, noise below detection"

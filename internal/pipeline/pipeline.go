@@ -65,6 +65,7 @@ import (
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/stages/vst"
 )
 
 // Job is one denoising run.
@@ -146,8 +147,12 @@ type Outcome struct {
 	// PathGaussian).
 	BandSigmas []float64
 	// Found is what the sparse-noise detector found (with the parts
-	// switched off removed); nil when it did not run.
+	// switched off removed; on the stabilised cube on PathStabilised);
+	// nil when it did not run.
 	Found *sparsenoise.Report
+	// Stabilised is the variance-stabilising transform on PathStabilised
+	// (nil on the others).
+	Stabilised *vst.Transform
 	// Strips is the number of strips, 0 for a whole-cube run.
 	Strips int
 	// Noisy and Result are the input and the result of a whole-cube run
@@ -187,6 +192,12 @@ func (j *Job) Validate() error {
 		if n.PerBand == On {
 			return fmt.Errorf("--sigma and --sigma-per-band=on contradict each other: one σ for every band, or one per band")
 		}
+	}
+	if n.Params != nil && n.Signal == SignalGaussian {
+		return fmt.Errorf("--noise-params give a Poisson-Gaussian model: they do not go with --noise-model %s", n.Signal)
+	}
+	if j.Sigma != 0 && (n.Signal == SignalPoissonGaussian || n.Params != nil) {
+		return fmt.Errorf("--sigma is one σ for every value, the Gaussian model: it does not go with --noise-model %s or --noise-params", SignalPoissonGaussian)
 	}
 	if n.Estimator != "" {
 		switch {
@@ -325,16 +336,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	if err != nil {
 		return err
 	}
-	var det *sparsenoise.Report
-	switch {
-	case j.Noise.Sparse != Off:
-		t := time.Now()
-		det = j.Noise.withParts(sparsenoise.Detect(noisy))
-		out.Detect = time.Since(t)
-		out.Found = det
-	case missing > 0:
-		det = sparsenoise.MissingOnly(noisy)
-	}
+	det, took := j.detect(noisy, missing, out, nil)
 	if j.Sigma == 0 && j.Known == 0 {
 		if why := belowDetection(noisy, det); why != "" {
 			// Sparse noise is judged against the Gaussian noise's σ: with
@@ -343,11 +345,21 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 			return j.writeUnchanged(ctx, set, noisy, masked, det, out, log)
 		}
 	}
-	if out.Found != nil {
-		log.Logf("%s (found in %.1f s)", det.Summary(), out.Detect.Seconds())
-		if scale := noisy.Stored.Scale; scale != 0 && scale != 1 {
-			log.Logf("median noise σ in the input's units: %.4g (the σ above are on the working [0, 255] scale)",
-				bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)/scale)
+	sayFound(noisy, out.Found, "", took, log)
+	// Signal-dependent noise is denoised on its stabilised cube (work),
+	// by the path the noise found there chooses, and the result inverted.
+	stab, err := j.stabiliser(noisy, det, log)
+	if err != nil {
+		return err
+	}
+	work := noisy
+	if stab != nil {
+		work = stab.Forward(nil, noisy)
+		log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
+		det, took = j.detect(work, missing, out, det)
+		sayFound(work, out.Found, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)
+		if err := stab.checkFit(work, det); err != nil {
+			return fmt.Errorf("%s: %w", j.Input, err)
 		}
 	}
 	path, note := j.Noise.choosePath(det, j.Sigma != 0)
@@ -374,28 +386,28 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	run := runner(j.Method, &res)
 	switch path {
 	case PathGaussian:
-		if out.Sigma, err = denoise.ResolveSigma(noisy, j.Sigma, j.Known, log); err != nil {
+		if out.Sigma, err = denoise.ResolveSigma(work, j.Sigma, j.Known, log); err != nil {
 			return err
 		}
-		result, err = run(ctx, noisy, out.Sigma)
+		result, err = run(ctx, work, out.Sigma)
 	case PathWhitened:
 		var by string
-		if out.BandSigmas, by, err = j.bandSigmas(noisy, det, log); err != nil {
+		if out.BandSigmas, by, err = j.bandSigmas(work, det, log); err != nil {
 			return err
 		}
 		out.Sigma = bandwhiten.Reference(out.BandSigmas, bandwhiten.ReferenceMedian)
 		log.Logf("denoising with the bands whitened to σ = %.4g", out.Sigma)
-		result, err = bandwhiten.Denoise(ctx, run, noisy, out.BandSigmas, bandwhiten.Options{})
+		result, err = bandwhiten.Denoise(ctx, run, work, out.BandSigmas, bandwhiten.Options{})
 		how = fmt.Sprintf(" (bands whitened to σ = %.4g by their %s estimates)", out.Sigma, by)
 	case PathRepair:
 		var removed *repair.Result
-		removed, how, err = j.repair(ctx, noisy, det, &res, out, log)
+		removed, how, err = j.repair(ctx, work, det, &res, out, log)
 		if err == nil {
 			result = removed.Estimate
 		}
 	case PathFill:
 		var filled *repair.Result
-		filled, how, err = j.fill(ctx, noisy, det, run, out, log)
+		filled, how, err = j.fill(ctx, work, det, run, out, log)
 		if err == nil {
 			result = filled.Estimate
 		}
@@ -403,11 +415,74 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	if err != nil {
 		return err
 	}
+	if stab != nil {
+		result = stab.Inverse(nil, result)
+		out.Path, out.Stabilised = PathStabilised, stab.Transform
+		how = fmt.Sprintf(" (signal-dependent noise: variance stabilised with the %s a and b of every band, noise σ %.4g after it, inverted without bias)", stab.source, stab.Scale) + how
+	}
 	Restore(result, noisy, masked)
 	result.Metadata = noisy.Metadata // the scene's, unchanged
 	result.Processing = j.describe(out.Sigma, res) + how
 	out.Noisy, out.Result = noisy, result
 	return j.writeWhole(ctx, set, noisy, result, det, res, how, log)
+}
+
+// detect runs the sparse-noise detector on c, as the job's noise model
+// asks: nil when it does not run and c has no missing voxel, the missing
+// voxels alone when it does not run. It sets out's Found and adds to its
+// Detect time, and returns the detector's time.
+//
+// c is the input, or with input (what the detector found in the input,
+// or nil) its stabilised cube. There the σ and the stripes are the
+// detector's on c, where the noise has one σ, and the impulses and dead
+// pixels the input's: they replace the data, so they are found where
+// they are the values they were set to, and the transform, steep at the
+// dark end of a band, would make outliers of dark pixels' noise.
+func (j *Job) detect(c *msi.Cube, missing int, out *Outcome, input *sparsenoise.Report) (*sparsenoise.Report, time.Duration) {
+	var det *sparsenoise.Report
+	var took time.Duration
+	switch {
+	case j.Noise.Sparse != Off:
+		t := time.Now()
+		det = j.Noise.withParts(sparsenoise.Detect(c))
+		took = time.Since(t)
+		out.Detect += took
+		if input != nil {
+			det = withPixelsOf(det, input)
+		}
+		out.Found = det
+	case missing > 0:
+		det = sparsenoise.MissingOnly(c)
+	}
+	return det, took
+}
+
+// sayFound says on log, after prefix, what the detector found in c (found
+// nil: it did not run), and the median σ in the input's units when they
+// are not the working scale.
+func sayFound(c *msi.Cube, found *sparsenoise.Report, prefix string, took time.Duration, log report.Reporter) {
+	if found == nil {
+		return
+	}
+	log.Logf("%s%s (found in %.1f s)", prefix, found.Summary(), took.Seconds())
+	if scale := c.Stored.Scale; scale != 0 && scale != 1 {
+		log.Logf("median noise σ in the input's units: %.4g (the σ above are on the working [0, 255] scale)",
+			bandwhiten.Reference(found.Sigma, bandwhiten.ReferenceMedian)/scale)
+	}
+}
+
+// withPixelsOf returns r with the impulses and dead columns and lines of
+// from, a report of the same cube in other units, in place of its own. r
+// and from are not changed.
+func withPixelsOf(r, from *sparsenoise.Report) *sparsenoise.Report {
+	const pixels = sparsenoise.Impulse | sparsenoise.Dead
+	out := *r
+	out.Mask = make([]uint8, len(r.Mask))
+	for i, v := range r.Mask {
+		out.Mask[i] = v&^pixels | from.Mask[i]&pixels
+	}
+	out.Impulses, out.DeadColumns, out.DeadLines = from.Impulses, from.DeadColumns, from.DeadLines
+	return &out
 }
 
 // belowDetection says why the noise of noisy is below detection (see

@@ -344,6 +344,9 @@ func TestValidate(t *testing.T) {
 		{Job{Out: "o.hdr", SaveResidual: "o.img"}, "--save-residual o.img is the output --out too"},
 		{Job{Out: "o.hdr", SaveMask: "m.hdr", SaveResidual: "m.hdr"}, "--save-mask and --save-residual are both"},
 		{Job{Out: "o.hdr", Sigma: -1}, "sigma must be"},
+		{Job{Out: "o.hdr", Noise: NoiseModel{Signal: SignalGaussian, Params: []noise.Level{{A: 2, B: 16}}}}, "--noise-params give a Poisson-Gaussian model"},
+		{Job{Out: "o.hdr", Sigma: 10, Noise: NoiseModel{Params: []noise.Level{{A: 2, B: 16}}}}, "--sigma is one σ for every value"},
+		{Job{Out: "o.hdr", Sigma: 10, Noise: NoiseModel{Signal: SignalPoissonGaussian}}, "--sigma is one σ for every value"},
 	} {
 		err := c.job.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

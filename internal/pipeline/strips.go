@@ -73,6 +73,9 @@ func (j *Job) wholeCubeNeeds() string {
 	if j.Mask != "" {
 		why = append(why, "--mask needs the whole cube")
 	}
+	if j.Noise.Signal == SignalPoissonGaussian || j.Noise.Params != nil {
+		why = append(why, "the Poisson-Gaussian model (--noise-model "+string(SignalPoissonGaussian)+", --noise-params) stabilises the whole cube")
+	}
 	return strings.Join(why, "; ")
 }
 
@@ -148,8 +151,13 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		return err
 	}
 	log.Logf("%s", formats.ReadLine(j.Input, height, width, bands, &meta, -1))
-	if j.Noise.Sparse != Off {
+	switch {
+	case j.Noise.Sparse != Off && j.Noise.signalAuto() && j.Sigma == 0:
+		log.Logf("in strips neither the sparse noise nor a signal-dependent noise level is looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
+	case j.Noise.Sparse != Off:
 		log.Logf("in strips the sparse noise is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
+	case j.Noise.signalAuto() && j.Sigma == 0:
+		log.Logf("in strips a signal-dependent noise level is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
 	}
 	sigma, err := j.stripSigma(in, meta.Stored, log)
 	if err != nil {

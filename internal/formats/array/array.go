@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"tdsc/internal/msi"
@@ -150,6 +151,19 @@ func Squeeze(dims []int) []int {
 		dims = dims[:len(dims)-1]
 	}
 	return dims
+}
+
+// ShapeText formats dimensions as NumPy and h5py print a shape:
+// "(4, 5, 3)", "(31,)".
+func ShapeText(dims []int) string {
+	parts := make([]string, len(dims))
+	for i, d := range dims {
+		parts[i] = strconv.Itoa(d)
+	}
+	if len(dims) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // Layout says where a stored 3-D array's values are: the cube's size and

@@ -176,13 +176,7 @@ type writer struct {
 // An existing output is an *atomicfile.ExistsError unless opts.Force is
 // set; once opts.Context is cancelled, WriteLines returns its error.
 func create(path string, height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (*writer, error) {
-	if height < 1 || width < 1 || bands < 1 {
-		return nil, fmt.Errorf("%s: bad cube size %d×%d×%d", path, height, width, bands)
-	}
-	if err := meta.CheckFor(bands); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if err := msi.CheckScale(opts.Scale); err != nil {
+	if err := msi.CheckCreate(path, height, width, bands, &meta, opts.Scale); err != nil {
 		return nil, err
 	}
 	units, err := unitsOf(opts, bands)

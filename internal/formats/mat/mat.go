@@ -90,19 +90,7 @@ func (format) Open(path string, opts msi.ReadOptions) (*msi.Cube, error) {
 	if _, err := os.Stat(path); err != nil {
 		file, variable = splitPath(path)
 	}
-	if err := msi.Exists(file); err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return nil, err
-	}
-	// The file is read whole before its variables are known: it alone must
-	// fit the budget.
-	if err := msi.CheckFits(file, 0, 0, 0, fi.Size(), opts.Budget); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(file)
+	data, err := msi.ReadWhole(file, opts.Budget)
 	if err != nil {
 		return nil, err
 	}

@@ -156,23 +156,23 @@ func arrayHeader(r io.Reader, size int64, axes, name string) (header, array.Type
 	h.Shape = array.Squeeze(h.Shape)
 	switch {
 	case len(h.Shape) == 2:
-		return header{}, array.Type{}, fmt.Errorf("%s: the array is 2-D (shape %s); a cube needs 3 dimensions (%s): a single band needs a third axis of length 1 (x[:, :, None] in NumPy)", name, shapeText(stored), axes)
+		return header{}, array.Type{}, fmt.Errorf("%s: the array is 2-D (shape %s); a cube needs 3 dimensions (%s): a single band needs a third axis of length 1 (x[:, :, None] in NumPy)", name, array.ShapeText(stored), axes)
 	case len(h.Shape) != 3:
-		return header{}, array.Type{}, fmt.Errorf("%s: the array is %d-D (shape %s); a cube needs 3 dimensions (%s) (leading or trailing dimensions of length 1 are dropped)", name, len(stored), shapeText(stored), axes)
+		return header{}, array.Type{}, fmt.Errorf("%s: the array is %d-D (shape %s); a cube needs 3 dimensions (%s) (leading or trailing dimensions of length 1 are dropped)", name, len(stored), array.ShapeText(stored), axes)
 	}
 	for _, d := range h.Shape {
 		if d == 0 {
-			return header{}, array.Type{}, fmt.Errorf("%s: the array is empty (shape %s)", name, shapeText(stored))
+			return header{}, array.Type{}, fmt.Errorf("%s: the array is empty (shape %s)", name, array.ShapeText(stored))
 		}
 	}
 	n, _ := h.Values()
 	want := int64(n) * int64(h.Size)
 	got := size - int64(h.DataOffset)
 	if got < want {
-		return header{}, array.Type{}, fmt.Errorf("%s: truncated: shape %s of %s needs %d bytes of data, the file has %d", name, shapeText(stored), h.Descr(), want, got)
+		return header{}, array.Type{}, fmt.Errorf("%s: truncated: shape %s of %s needs %d bytes of data, the file has %d", name, array.ShapeText(stored), h.Descr(), want, got)
 	}
 	if got > want {
-		return header{}, array.Type{}, fmt.Errorf("%s: %d bytes after the data of shape %s of %s (%d bytes): not a single .npy array", name, got-want, shapeText(stored), h.Descr(), want)
+		return header{}, array.Type{}, fmt.Errorf("%s: %d bytes after the data of shape %s of %s (%d bytes): not a single .npy array", name, got-want, array.ShapeText(stored), h.Descr(), want)
 	}
 	t, _ := array.TypeOf(byte(h.Kind), h.Size) // setDescr has checked it
 	return h, t, nil
@@ -192,18 +192,6 @@ func decode(data []byte, axes, name string) (*msi.Cube, string, error) {
 		return nil, "", fmt.Errorf("%s: %v", name, err)
 	}
 	return c, t.Name, nil
-}
-
-// shapeText formats dimensions as NumPy prints a shape, "(4, 5, 3)".
-func shapeText(dims []int) string {
-	parts := make([]string, len(dims))
-	for i, d := range dims {
-		parts[i] = fmt.Sprint(d)
-	}
-	if len(dims) == 1 {
-		return "(" + parts[0] + ",)"
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // headerFor returns the header of a C-order little-endian array of

@@ -27,7 +27,8 @@
 // MATLAB v7.3 files are HDF5 files behind a 512-byte header of the same
 // shape; Parse reads the variables of those too, and of plain HDF5 files
 // without the header (as h5py writes them, named .mat), for the subset of
-// HDF5 that MATLAB and h5py write for numeric arrays (see hdf5.go), and
+// HDF5 that MATLAB and h5py write for numeric arrays (see v73.go and
+// package hdf5), and
 // returns an *UnsupportedError that names what is missing for anything
 // else.
 //
@@ -44,6 +45,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"tdsc/internal/formats/internal/hdf5"
 )
 
 // DataType is the type of a data element (the miXXX constants of the
@@ -163,7 +166,7 @@ type Var struct {
 	start, length int
 	compressed    bool
 	// the dataset of a v7.3 file
-	h5 *h5Dataset
+	h5 *hdf5.Dataset
 }
 
 // Shape formats the dimensions as "4×5×3".
@@ -204,7 +207,7 @@ type File struct {
 	// V73 is set for a MATLAB v7.3 (HDF5) file.
 	V73  bool
 	data []byte
-	h5   *h5File
+	h5   *hdf5.File
 }
 
 // UnsupportedError reports a MAT-file that uses a feature this package does
@@ -218,7 +221,7 @@ const HeaderSize = 128
 
 // hdf5Signature starts the HDF5 part of a v7.3 file, at offset 512, or
 // a plain HDF5 file (written by h5py), at offset 0.
-const hdf5Signature = "\x89HDF\r\n\x1a\n"
+const hdf5Signature = hdf5.Signature
 
 // Parse parses the header of the MAT-file held in data and the header of
 // every variable (flags, dimensions, name). Compressed variables are
@@ -463,7 +466,7 @@ func (f *File) Load(v *Var) (*Var, error) {
 		err error
 	)
 	if v.h5 != nil {
-		return f.h5.load(v)
+		return f.load(v)
 	}
 	if v.compressed {
 		zr, zerr := zlib.NewReader(bytes.NewReader(f.data[v.start : v.start+v.length]))

@@ -1,36 +1,30 @@
-package matfile
-
-// MATLAB v7.3 MAT-files are HDF5 files whose first 512 bytes (HDF5's "user
-// block") hold a MAT-file header; h5py writes the same without the header.
-// This file reads the part of HDF5 that MATLAB and h5py write for plain
-// numeric arrays:
+// Package hdf5 reads the numeric datasets of HDF5 files: the part of the
+// format that h5py, MATLAB (v7.3 MAT-files, which are HDF5 files behind a
+// 512-byte header) and the HDF5 library with its default settings write
+// for plain numeric arrays, in nested groups:
 //
-//   - superblock versions 0 to 3, at offset 512 or 0, with 8-byte offsets and
-//     lengths (all addresses are relative to the superblock's base
-//     address);
-//   - the root group as a symbol table (version-1 B-tree of group nodes,
-//     symbol table nodes and a local heap, as written by default) or as
-//     compact link messages;
+//   - superblock versions 0 to 3, at any offset (all addresses are relative
+//     to the superblock's base address), with 8-byte offsets and lengths;
+//   - groups as symbol tables (version-1 B-tree of group nodes, symbol
+//     table nodes and a local heap, as written by default) or as compact
+//     link messages;
 //   - object headers of version 1 and 2, with continuation blocks;
 //   - datasets of fixed-point or IEEE floating-point elements (half,
-//     single or double precision) of either byte order, stored compact, contiguous or chunked with a version-1
-//     B-tree chunk index (data layout message version 3, or version 4 for
-//     compact and contiguous), filtered by deflate, shuffle and
-//     fletcher32;
-//   - the MATLAB_class attribute that says the MATLAB class ("double",
-//     "logical", "char", ...); without it (h5py), the class follows the
-//     element type, an enumeration being h5py's bool (logical) and a
-//     compound one of two floats its complex numbers.
+//     single or double precision) of either byte order, stored compact,
+//     contiguous or chunked with a version-1 B-tree chunk index (data
+//     layout message version 3, or version 4 for compact and contiguous),
+//     filtered by deflate, shuffle and fletcher32;
+//   - attributes holding fixed-length strings (MATLAB_class, say).
 //
 // Anything else (dense link storage, the newer chunk indexes of HDF5 1.10,
-// other filters) is an error that names what is missing and suggests
-// re-saving as v7. Reference: The HDF Group, "HDF5 File Format
-// Specification", version 3.0.
+// other filters) is an error that names what is missing. The whole file
+// is held in memory: the reader is a parser of bytes, so that it needs no
+// C library (the GDAL build of tdsc reads every HDF5 file through GDAL).
+// Reference: The HDF Group, "HDF5 File Format Specification", version 3.0.
 //
-// HDF5 stores arrays in C order, and MATLAB writes its column-major arrays
-// as they are, so HDF5 (and h5py) sees MATLAB's dimensions reversed: an
-// H×W×B cube is a (B, W, H) dataset. The reader reverses them back, so a
-// Var's Dims and Data mean the same as for a level-5 file.
+// Datasets are in C order (the last dimension varies fastest), as h5py's
+// shape lists them; Read returns their values little-endian in that order.
+package hdf5
 
 import (
 	"bytes"
@@ -43,18 +37,254 @@ import (
 	"strings"
 )
 
-// v73Offset is where the HDF5 superblock of a v7.3 MAT-file is.
-const v73Offset = 512
+// Signature starts the superblock of an HDF5 file: at offset 0 in a plain
+// HDF5 file, at 512 in a MATLAB v7.3 MAT-file.
+const Signature = "\x89HDF\r\n\x1a\n"
+
+// ErrUnsupported is wrapped by the errors of parts of HDF5 the reader does
+// not read (dense link storage, HDF5 1.10's chunk indexes, other filters,
+// newer superblocks), which other readers (the HDF5 library, GDAL) do.
+var ErrUnsupported = errors.New("not supported by tdsc's own HDF5 reader")
 
 // undefined is HDF5's "undefined address" (all bits set).
 const undefined = math.MaxUint64
 
-// h5File is an HDF5 file being read.
-type h5File struct {
+// File is an HDF5 file being read.
+type File struct {
 	data []byte
 	base uint64 // absolute offset that addresses are relative to
-	// visited guards against cycles in the file's trees and headers.
-	visited map[uint64]bool
+	// objects keeps the objects read, by address.
+	objects map[uint64]*Object
+	root    *Object
+}
+
+// Dataset is what the reader keeps of a dataset: its shape and element
+// type, and enough to read it.
+type Dataset struct {
+	// Dims are the dimensions in C order, as h5py's shape.
+	Dims []uint64
+	// ElemSize is the size of an element in bytes, Kind 'f', 'u' or 'i'
+	// for a floating-point, unsigned or signed element (0 for other
+	// classes), Class the datatype class (ClassFixed, ClassFloat, ...).
+	ElemSize  int
+	Kind      byte
+	Class     int
+	bigEndian bool
+	layout    int // 0 compact, 1 contiguous, 2 chunked
+	compact   []byte
+	address   uint64 // contiguous data or chunk B-tree
+	size      uint64 // contiguous data size
+	chunk     []uint64
+	filters   []filter
+	// Unsupported, if set, says why the values cannot be read; the
+	// dataset can still be listed.
+	Unsupported string
+}
+
+// The HDF5 datatype classes that Dataset.Class tells apart.
+const (
+	ClassFixed    = 0
+	ClassFloat    = 1
+	ClassCompound = 6
+	ClassEnum     = 8
+)
+
+// filter is one filter of a dataset's pipeline.
+type filter struct {
+	id     uint16
+	name   string
+	values []uint32
+}
+
+// Object is the content of an object header that the reader uses: a
+// dataset or a group, and its attributes.
+type Object struct {
+	// Dataset is nil for a group.
+	Dataset *Dataset
+	// Attributes maps the name of every attribute to its value when that
+	// is a fixed-length string, and to "" otherwise.
+	Attributes map[string]string
+	// Members of a group stored in the header (link messages), and the
+	// symbol table of one stored the old way.
+	links             map[string]uint64
+	btree, heap       uint64
+	symbolTable       bool
+	hasLayout, hasDTy bool
+	hasSpace          bool
+	denseLinks        bool
+}
+
+// Group reports whether o is a group rather than a dataset.
+func (o *Object) Group() bool { return o.Dataset == nil }
+
+// block is a block of object header messages.
+type block struct{ addr, size uint64 }
+
+// Member is a named member of a group.
+type Member struct {
+	Name string
+	addr uint64
+}
+
+// Find returns the offset of the superblock of the HDF5 file held in data:
+// 0, or 512, 1024, 2048, … behind a user block (MATLAB's v7.3 header).
+func Find(data []byte) (uint64, bool) {
+	for at := 0; at+len(Signature) <= len(data); at = max(2*at, 512) {
+		if string(data[at:at+len(Signature)]) == Signature {
+			return uint64(at), true
+		}
+	}
+	return 0, false
+}
+
+// Parse reads the superblock of the HDF5 file held in data, at offset at
+// (0 for a plain HDF5 file, 512 for a MATLAB v7.3 MAT-file), and its root
+// group.
+func Parse(data []byte, at uint64) (*File, error) {
+	if at > uint64(len(data)) || !strings.HasPrefix(string(data[at:]), Signature) {
+		return nil, fmt.Errorf("no HDF5 signature at offset %d", at)
+	}
+	f := &File{data: data, objects: map[uint64]*Object{}}
+	c := &cursor{b: data, pos: int(at) + len(Signature)}
+	version := c.u8()
+	var rootAddr uint64
+	var rootBtree, rootHeap uint64
+	rootCached := false
+	switch version {
+	case 0, 1:
+		c.skip(4) // free-space, root group and shared header versions, reserved
+		offs, lens := c.u8(), c.u8()
+		if c.err == nil && (offs != 8 || lens != 8) {
+			return nil, fmt.Errorf("HDF5 offsets of %d bytes and lengths of %d: only 8 and 8 are supported", offs, lens)
+		}
+		c.skip(1 + 2 + 2 + 4) // reserved, group K values, consistency flags
+		if version == 1 {
+			c.skip(4)
+		}
+		f.base = c.u64()
+		c.skip(8 * 3) // free space, end of file and driver information addresses
+		c.skip(8)     // root entry: link name offset
+		rootAddr = c.u64()
+		if c.u32() == 1 {
+			c.skip(4)
+			rootBtree, rootHeap, rootCached = c.u64(), c.u64(), true
+		}
+	case 2, 3:
+		offs, lens := c.u8(), c.u8()
+		if c.err == nil && (offs != 8 || lens != 8) {
+			return nil, fmt.Errorf("HDF5 offsets of %d bytes and lengths of %d: only 8 and 8 are supported", offs, lens)
+		}
+		c.skip(1)
+		f.base = c.u64()
+		c.skip(8 + 8) // superblock extension and end of file addresses
+		rootAddr = c.u64()
+	default:
+		return nil, fmt.Errorf("HDF5 superblock version %d: %w", version, ErrUnsupported)
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("HDF5 superblock: %v", c.err)
+	}
+	if f.base != at && f.base != 0 {
+		return nil, fmt.Errorf("HDF5 base address %#x: want %#x", f.base, at)
+	}
+	f.base = at
+	if rootCached {
+		f.root = &Object{symbolTable: true, btree: rootBtree, heap: rootHeap}
+		return f, nil
+	}
+	root, err := f.object(rootAddr)
+	if err != nil {
+		return nil, fmt.Errorf("root group: %v", err)
+	}
+	if !root.Group() {
+		return nil, errors.New("the root object is a dataset, not a group")
+	}
+	f.root = root
+	return f, nil
+}
+
+// Root returns the root group.
+func (f *File) Root() *Object { return f.root }
+
+// Object reads the object header of member m. Each object is read once: a
+// second read of the same header is an error, as the file would then have
+// a cycle.
+func (f *File) Object(m Member) (*Object, error) { return f.object(m.addr) }
+
+// Members lists the members of group g, sorted by name for links (the
+// order of the symbol table, which is by name, otherwise).
+func (f *File) Members(g *Object) ([]Member, error) {
+	switch {
+	case g.symbolTable:
+		return f.symbolTable(g.btree, g.heap)
+	case g.denseLinks:
+		return nil, fmt.Errorf("the group keeps its members in dense link storage (a fractal heap): %w", ErrUnsupported)
+	}
+	var ms []Member
+	for name, a := range g.links {
+		ms = append(ms, Member{name, a})
+	}
+	// Map order is random; sort by name so that listings are stable.
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].Name < ms[j-1].Name; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+	return ms, nil
+}
+
+// NotFoundError reports a path that names no object of the file.
+type NotFoundError struct {
+	// Path is the path looked up, Missing the member not found and Group
+	// the group that lacks it ("/" for the root).
+	Path, Missing, Group string
+	// Members lists the group's members.
+	Members []string
+}
+
+func (e *NotFoundError) Error() string {
+	have := "it is empty"
+	if len(e.Members) > 0 {
+		have = "it holds " + strings.Join(e.Members, ", ")
+	}
+	return fmt.Sprintf("no %q in group %s (%s)", e.Missing, e.Group, have)
+}
+
+// Lookup returns the object at path, names of nested groups separated by
+// "/" ("/HDFEOS/SWATHS/cube" or "HDFEOS/SWATHS/cube"; "/" is the root). A
+// path that names nothing is a *NotFoundError; one that passes through a
+// dataset is an error saying so.
+func (f *File) Lookup(path string) (*Object, error) {
+	o, group := f.root, "/"
+	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		if !o.Group() {
+			return nil, fmt.Errorf("%s is a dataset, not a group", group)
+		}
+		ms, err := f.Members(o)
+		if err != nil {
+			return nil, fmt.Errorf("group %s: %v", group, err)
+		}
+		next := strings.TrimSuffix(group, "/") + "/" + name
+		var found *Member
+		names := make([]string, len(ms))
+		for i := range ms {
+			names[i] = ms[i].Name
+			if ms[i].Name == name {
+				found = &ms[i]
+			}
+		}
+		if found == nil {
+			return nil, &NotFoundError{Path: path, Missing: name, Group: group, Members: names}
+		}
+		if o, err = f.Object(*found); err != nil {
+			return nil, fmt.Errorf("%s: %v", next, err)
+		}
+		group = next
+	}
+	return o, nil
 }
 
 // cursor reads little-endian fields from a byte slice; reading past its end
@@ -110,15 +340,15 @@ func (c *cursor) skip(n int) { c.take(n) }
 
 // at returns the bytes of the file from address a (relative to the base)
 // to the end of the file.
-func (f *h5File) at(a uint64) ([]byte, error) {
+func (f *File) at(a uint64) ([]byte, error) {
 	if a == undefined || a > uint64(len(f.data)) || f.base+a > uint64(len(f.data)) {
-		return nil, fmt.Errorf("HDF5 address %#x is outside the file (%d bytes)", a, len(f.data))
+		return nil, fmt.Errorf("HDF5 address %#x is outside the file (%d bytes): it is truncated or corrupt", a, len(f.data))
 	}
 	return f.data[f.base+a:], nil
 }
 
 // cursorAt returns a cursor at address a.
-func (f *h5File) cursorAt(a uint64) (*cursor, error) {
+func (f *File) cursorAt(a uint64) (*cursor, error) {
 	b, err := f.at(a)
 	if err != nil {
 		return nil, err
@@ -126,162 +356,18 @@ func (f *h5File) cursorAt(a uint64) (*cursor, error) {
 	return &cursor{b: b}, nil
 }
 
+// visited holds the addresses of the structures one walk (of a group's
+// B-tree, of an object header's blocks) has read, to guard against cycles.
+type visited map[uint64]bool
+
 // visit reports an error if address a was visited before (a cycle, or a
 // structure shared where none may be).
-func (f *h5File) visit(a uint64, what string) error {
-	if f.visited[a] {
+func (v visited) visit(a uint64, what string) error {
+	if v[a] {
 		return fmt.Errorf("HDF5 %s at %#x is reached twice: the file is corrupt", what, a)
 	}
-	f.visited[a] = true
+	v[a] = true
 	return nil
-}
-
-// h5Dataset is what the reader keeps of a dataset: enough to read it.
-type h5Dataset struct {
-	dims      []uint64 // HDF5 order (C order, MATLAB's reversed)
-	elemSize  int
-	kind      byte // 'f', 'u' or 'i'; 0 for other element classes
-	bigEndian bool
-	layout    int // 0 compact, 1 contiguous, 2 chunked
-	compact   []byte
-	address   uint64 // contiguous data or chunk B-tree
-	size      uint64 // contiguous data size
-	chunk     []uint64
-	filters   []h5Filter
-	// unsupported, if set, says why the values cannot be read; the
-	// variable is still listed.
-	unsupported string
-}
-
-// h5Filter is one filter of a dataset's pipeline.
-type h5Filter struct {
-	id     uint16
-	name   string
-	values []uint32
-}
-
-// h5Object is the content of an object header that the reader uses.
-type h5Object struct {
-	dataset     *h5Dataset // nil for a group
-	matlabClass string
-	empty       bool
-	// Members of a group stored in the header (link messages), and the
-	// symbol table of one stored the old way.
-	links             map[string]uint64
-	btree, heap       uint64
-	symbolTable       bool
-	hasLayout, hasDTy bool
-	dtypeClass        int
-	hasSpace          bool
-	denseLinks        bool
-}
-
-// parseHDF5 reads the variables of a v7.3 MAT-file whose superblock is at
-// offset at: 512 behind MATLAB's header, 0 in a plain HDF5 file.
-func parseHDF5(data []byte, at uint64) (*File, error) {
-	f := &h5File{data: data, visited: map[uint64]bool{}}
-	c := &cursor{b: data, pos: int(at) + len(hdf5Signature)}
-	version := c.u8()
-	var rootAddr uint64
-	var rootBtree, rootHeap uint64
-	rootCached := false
-	switch version {
-	case 0, 1:
-		c.skip(4) // free-space, root group and shared header versions, reserved
-		offs, lens := c.u8(), c.u8()
-		if c.err == nil && (offs != 8 || lens != 8) {
-			return nil, fmt.Errorf("HDF5 offsets of %d bytes and lengths of %d: only 8 and 8 are supported", offs, lens)
-		}
-		c.skip(1 + 2 + 2 + 4) // reserved, group K values, consistency flags
-		if version == 1 {
-			c.skip(4)
-		}
-		f.base = c.u64()
-		c.skip(8 * 3) // free space, end of file and driver information addresses
-		c.skip(8)     // root entry: link name offset
-		rootAddr = c.u64()
-		if c.u32() == 1 {
-			c.skip(4)
-			rootBtree, rootHeap, rootCached = c.u64(), c.u64(), true
-		}
-	case 2, 3:
-		offs, lens := c.u8(), c.u8()
-		if c.err == nil && (offs != 8 || lens != 8) {
-			return nil, fmt.Errorf("HDF5 offsets of %d bytes and lengths of %d: only 8 and 8 are supported", offs, lens)
-		}
-		c.skip(1)
-		f.base = c.u64()
-		c.skip(8 + 8) // superblock extension and end of file addresses
-		rootAddr = c.u64()
-	default:
-		return nil, fmt.Errorf("HDF5 superblock version %d is not supported", version)
-	}
-	if c.err != nil {
-		return nil, fmt.Errorf("HDF5 superblock: %v", c.err)
-	}
-	if f.base != at && f.base != 0 {
-		return nil, fmt.Errorf("HDF5 base address %#x: want %#x", f.base, at)
-	}
-	f.base = at
-	var members []h5Member
-	var err error
-	if rootCached {
-		members, err = f.symbolTable(rootBtree, rootHeap)
-	} else {
-		var root *h5Object
-		if root, err = f.object(rootAddr); err == nil {
-			members, err = f.groupMembers(root)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	file := &File{Order: binary.LittleEndian, Text: "", data: data, h5: f}
-	for _, m := range members {
-		if strings.HasPrefix(m.name, "#") { // #refs#, #subsystem#: MATLAB's own
-			continue
-		}
-		o, err := f.object(m.addr)
-		if err != nil {
-			return nil, fmt.Errorf("variable %s: %v", m.name, err)
-		}
-		v, err := o.variable(m.name)
-		if err != nil {
-			return nil, fmt.Errorf("variable %s: %v", m.name, err)
-		}
-		file.Vars = append(file.Vars, v)
-	}
-	return file, nil
-}
-
-// h5Block is a block of object header messages.
-type h5Block struct{ addr, size uint64 }
-
-// h5Member is a named member of a group.
-type h5Member struct {
-	name string
-	addr uint64
-}
-
-// groupMembers lists the members of a group from its object header.
-func (f *h5File) groupMembers(o *h5Object) ([]h5Member, error) {
-	switch {
-	case o.symbolTable:
-		return f.symbolTable(o.btree, o.heap)
-	case o.denseLinks:
-		return nil, errors.New("the root group keeps its members in dense link storage (fractal heap), which is not supported")
-	}
-	var ms []h5Member
-	for name, a := range o.links {
-		ms = append(ms, h5Member{name, a})
-	}
-	// Map order is random; sort by name so that listings are stable.
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && ms[j].name < ms[j-1].name; j-- {
-			ms[j], ms[j-1] = ms[j-1], ms[j]
-		}
-	}
-	return ms, nil
 }
 
 // maxMembers bounds the members of a group read.
@@ -289,7 +375,7 @@ const maxMembers = 1 << 16
 
 // symbolTable lists a group stored the old way: a version-1 B-tree of group
 // nodes whose leaves point to symbol table nodes, names in a local heap.
-func (f *h5File) symbolTable(btree, heap uint64) ([]h5Member, error) {
+func (f *File) symbolTable(btree, heap uint64) ([]Member, error) {
 	hc, err := f.cursorAt(heap)
 	if err != nil {
 		return nil, fmt.Errorf("group's local heap: %v", err)
@@ -311,13 +397,14 @@ func (f *h5File) symbolTable(btree, heap uint64) ([]h5Member, error) {
 	if heapSize < uint64(len(names)) {
 		names = names[:heapSize]
 	}
-	var members []h5Member
+	var members []Member
+	seen := visited{}
 	var walk func(addr uint64, depth int) error
 	walk = func(addr uint64, depth int) error {
 		if depth > 32 {
 			return errors.New("group B-tree is too deep")
 		}
-		if err := f.visit(addr, "group B-tree node"); err != nil {
+		if err := seen.visit(addr, "group B-tree node"); err != nil {
 			return err
 		}
 		c, err := f.cursorAt(addr)
@@ -342,7 +429,7 @@ func (f *h5File) symbolTable(btree, heap uint64) ([]h5Member, error) {
 				}
 				continue
 			}
-			if err := f.visit(child, "symbol table node"); err != nil {
+			if err := seen.visit(child, "symbol table node"); err != nil {
 				return err
 			}
 			s, err := f.cursorAt(child)
@@ -368,7 +455,7 @@ func (f *h5File) symbolTable(btree, heap uint64) ([]h5Member, error) {
 				if i := bytes.IndexByte(name, 0); i >= 0 {
 					name = name[:i]
 				}
-				members = append(members, h5Member{string(name), obj})
+				members = append(members, Member{string(name), obj})
 				if len(members) > maxMembers {
 					return errors.New("group has too many members")
 				}
@@ -382,17 +469,42 @@ func (f *h5File) symbolTable(btree, heap uint64) ([]h5Member, error) {
 	return members, nil
 }
 
-// object reads the object header at addr and the messages the reader uses.
-func (f *h5File) object(addr uint64) (*h5Object, error) {
-	if err := f.visit(addr, "object header"); err != nil {
+// maxObjects bounds the object headers read from one file.
+const maxObjects = 1 << 16
+
+// object returns the object whose header is at addr, read once and kept.
+// An object with no data layout is a group (its Dataset nil); a dataset
+// must have a datatype and a dataspace.
+func (f *File) object(addr uint64) (*Object, error) {
+	if o, ok := f.objects[addr]; ok {
+		return o, nil
+	}
+	if len(f.objects) >= maxObjects {
+		return nil, errors.New("too many objects")
+	}
+	o, err := f.readObject(addr)
+	if err != nil {
 		return nil, err
 	}
+	if !o.hasLayout {
+		o.Dataset = nil
+	} else if !o.hasDTy || !o.hasSpace {
+		return nil, errors.New("dataset without a datatype or dataspace")
+	}
+	f.objects[addr] = o
+	return o, nil
+}
+
+// readObject reads the object header at addr and the messages the reader
+// uses.
+func (f *File) readObject(addr uint64) (*Object, error) {
+	seen := visited{addr: true}
 	c, err := f.cursorAt(addr)
 	if err != nil {
 		return nil, err
 	}
-	o := &h5Object{}
-	var blocks []h5Block
+	o := &Object{Attributes: map[string]string{}}
+	var blocks []block
 	if len(c.b) >= 4 && string(c.b[:4]) == "OHDR" {
 		c.skip(4)
 		if v := c.u8(); v != 2 {
@@ -419,7 +531,7 @@ func (f *h5File) object(addr uint64) (*h5Object, error) {
 		if c.err != nil || size > uint64(len(c.b)-c.pos) {
 			return nil, fmt.Errorf("object header at %#x is truncated", addr)
 		}
-		if err := o.messagesV2(f, c.b[c.pos:c.pos+int(size)], flags, &blocks); err != nil {
+		if err := o.messagesV2(f, c.b[c.pos:c.pos+int(size)], flags, &blocks, seen); err != nil {
 			return nil, err
 		}
 		for i := 0; i < len(blocks); i++ {
@@ -430,7 +542,7 @@ func (f *h5File) object(addr uint64) (*h5Object, error) {
 			if err != nil || blocks[i].size > uint64(len(b)) || blocks[i].size < 8 || string(b[:4]) != "OCHK" {
 				return nil, fmt.Errorf("bad object header continuation block at %#x", blocks[i].addr)
 			}
-			if err := o.messagesV2(f, b[4:blocks[i].size-4], flags, &blocks); err != nil {
+			if err := o.messagesV2(f, b[4:blocks[i].size-4], flags, &blocks, seen); err != nil {
 				return nil, err
 			}
 		}
@@ -447,7 +559,7 @@ func (f *h5File) object(addr uint64) (*h5Object, error) {
 	if c.err != nil || size > uint64(len(c.b)-c.pos) {
 		return nil, fmt.Errorf("object header at %#x is truncated", addr)
 	}
-	blocks = append(blocks, h5Block{addr + 16, size})
+	blocks = append(blocks, block{addr + 16, size})
 	for i := 0; i < len(blocks); i++ {
 		if i > 64 {
 			return nil, errors.New("too many object header continuation blocks")
@@ -470,10 +582,10 @@ func (f *h5File) object(addr uint64) (*h5Object, error) {
 				if cc.err != nil {
 					return nil, errors.New("bad object header continuation message")
 				}
-				if err := f.visit(a, "object header block"); err != nil {
+				if err := seen.visit(a, "object header block"); err != nil {
 					return nil, err
 				}
-				blocks = append(blocks, h5Block{a, s})
+				blocks = append(blocks, block{a, s})
 				continue
 			}
 			if err := o.message(f, typ, body); err != nil {
@@ -486,7 +598,7 @@ func (f *h5File) object(addr uint64) (*h5Object, error) {
 
 // messagesV2 reads the messages of a version-2 object header chunk,
 // queueing continuation blocks.
-func (o *h5Object) messagesV2(f *h5File, b []byte, flags uint8, blocks *[]h5Block) error {
+func (o *Object) messagesV2(f *File, b []byte, flags uint8, blocks *[]block, seen visited) error {
 	m := &cursor{b: b}
 	head := 4
 	if flags&0x04 != 0 {
@@ -506,10 +618,10 @@ func (o *h5Object) messagesV2(f *h5File, b []byte, flags uint8, blocks *[]h5Bloc
 			if cc.err != nil {
 				return errors.New("bad object header continuation message")
 			}
-			if err := f.visit(a, "object header block"); err != nil {
+			if err := seen.visit(a, "object header block"); err != nil {
 				return err
 			}
-			*blocks = append(*blocks, h5Block{a, s})
+			*blocks = append(*blocks, block{a, s})
 			continue
 		}
 		if err := o.message(f, typ, body); err != nil {
@@ -520,12 +632,12 @@ func (o *h5Object) messagesV2(f *h5File, b []byte, flags uint8, blocks *[]h5Bloc
 }
 
 // message records what the reader needs of one header message.
-func (o *h5Object) message(f *h5File, typ uint16, body []byte) error {
+func (o *Object) message(f *File, typ uint16, body []byte) error {
 	c := &cursor{b: body}
-	d := o.dataset
+	d := o.Dataset
 	if d == nil && (typ == 0x1 || typ == 0x3 || typ == 0x8 || typ == 0xB) {
-		d = &h5Dataset{}
-		o.dataset = d
+		d = &Dataset{}
+		o.Dataset = d
 	}
 	switch typ {
 	case 0x1: // dataspace
@@ -546,38 +658,38 @@ func (o *h5Object) message(f *h5File, typ uint16, body []byte) error {
 		if rank > 32 {
 			return fmt.Errorf("dataspace of rank %d", rank)
 		}
-		d.dims = make([]uint64, rank)
-		for i := range d.dims {
-			d.dims[i] = c.u64()
+		d.Dims = make([]uint64, rank)
+		for i := range d.Dims {
+			d.Dims[i] = c.u64()
 		}
 	case 0x3: // datatype
 		o.hasDTy = true
 		cv := c.u8()
 		bits := c.take(3)
-		d.elemSize = int(c.u32())
-		o.dtypeClass = int(cv & 0x0f)
+		d.ElemSize = int(c.u32())
+		d.Class = int(cv & 0x0f)
 		if c.err != nil {
 			break
 		}
-		switch o.dtypeClass {
+		switch d.Class {
 		case 0: // fixed-point
-			d.kind = 'u'
+			d.Kind = 'u'
 			if bits[0]&0x08 != 0 {
-				d.kind = 'i'
+				d.Kind = 'i'
 			}
 			d.bigEndian = bits[0]&0x01 != 0
 		case 1: // floating-point
 			if bits[0]&0x40 != 0 {
 				return errors.New("VAX floating-point data is not supported")
 			}
-			d.kind = 'f'
+			d.Kind = 'f'
 			d.bigEndian = bits[0]&0x01 != 0
 		}
 	case 0x8: // data layout
 		o.hasLayout = true
 		version := c.u8()
 		if version != 3 && version != 4 {
-			d.unsupported = fmt.Sprintf("data layout message version %d is not supported", version)
+			d.Unsupported = fmt.Sprintf("data layout message version %d is not supported", version)
 			return nil
 		}
 		d.layout = int(c.u8())
@@ -589,7 +701,7 @@ func (o *h5Object) message(f *h5File, typ uint16, body []byte) error {
 			d.address, d.size = c.u64(), c.u64()
 		case 2:
 			if version == 4 {
-				d.unsupported = "chunked data with an HDF5 1.10 chunk index (data layout version 4) is not supported"
+				d.Unsupported = "chunked data with an HDF5 1.10 chunk index (data layout version 4) is not supported"
 				return nil
 			}
 			rank := int(c.u8())
@@ -602,7 +714,7 @@ func (o *h5Object) message(f *h5File, typ uint16, body []byte) error {
 				d.chunk[i] = uint64(c.u32())
 			}
 		default:
-			d.unsupported = fmt.Sprintf("data layout class %d is not supported", d.layout)
+			d.Unsupported = fmt.Sprintf("data layout class %d is not supported", d.layout)
 			return nil
 		}
 	case 0xB: // filter pipeline
@@ -612,7 +724,7 @@ func (o *h5Object) message(f *h5File, typ uint16, body []byte) error {
 			c.skip(6)
 		}
 		for range n {
-			var fl h5Filter
+			var fl filter
 			fl.id = c.u16()
 			nameLen := 0
 			if version == 1 || fl.id >= 256 {
@@ -651,16 +763,15 @@ func (o *h5Object) message(f *h5File, typ uint16, body []byte) error {
 		if c.err != nil || len(dt) < 8 {
 			break
 		}
-		size := int(binary.LittleEndian.Uint32(dt[4:8]))
-		switch name {
-		case "MATLAB_class":
-			if dt[0]&0x0f == 3 { // fixed-length string
-				o.matlabClass = strings.TrimRight(string(c.take(min(size, len(c.b)-c.pos))), "\x00 ")
-			}
-		case "MATLAB_empty":
-			o.empty = true
+		value := ""
+		if dt[0]&0x0f == 3 { // fixed-length string
+			size := int(binary.LittleEndian.Uint32(dt[4:8]))
+			value = strings.TrimRight(string(c.take(min(size, len(c.b)-c.pos))), "\x00 ")
 		}
-		return nil // a malformed attribute other than these does not matter
+		if len(o.Attributes) < maxMembers {
+			o.Attributes[name] = value
+		}
+		return nil // the value of an attribute that is not a string is not needed
 	case 0x11: // symbol table
 		o.symbolTable = true
 		o.btree, o.heap = c.u64(), c.u64()
@@ -712,170 +823,70 @@ func (o *h5Object) message(f *h5File, typ uint16, body []byte) error {
 	return nil
 }
 
-// matlabClasses maps MATLAB_class attribute values to classes.
-var matlabClasses = map[string]Class{
-	"double": ClassDouble, "single": ClassSingle, "int8": ClassInt8, "uint8": ClassUint8,
-	"int16": ClassInt16, "uint16": ClassUint16, "int32": ClassInt32, "uint32": ClassUint32,
-	"int64": ClassInt64, "uint64": ClassUint64, "char": ClassChar, "cell": ClassCell,
-	"struct": ClassStruct, "logical": ClassUint8,
-}
-
-// variable describes an object as a MAT-file variable.
-func (o *h5Object) variable(name string) (*Var, error) {
-	v := &Var{Name: name}
-	d := o.dataset
-	if d == nil || !o.hasLayout {
-		// A group: a struct (or an object MATLAB stores as one).
-		v.Class, v.Dims = ClassStruct, []int{1, 1}
-		if c, ok := matlabClasses[o.matlabClass]; ok {
-			v.Class = c
-		}
-		return v, nil
-	}
-	if !o.hasDTy || !o.hasSpace {
-		return nil, errors.New("dataset without a datatype or dataspace")
-	}
-	// The dims reversed are MATLAB's.
-	v.Dims = make([]int, max(len(d.dims), 2))
-	for i := range v.Dims {
-		v.Dims[i] = 1
-	}
-	for i, x := range d.dims {
-		if x > math.MaxInt32 {
-			return nil, fmt.Errorf("dimension %d is too large", x)
-		}
-		v.Dims[len(d.dims)-1-i] = int(x)
-	}
-	if len(d.dims) == 1 {
-		v.Dims[0], v.Dims[1] = v.Dims[1], v.Dims[0] // a vector: 1×n
-	}
-	if o.empty {
-		v.Dims = []int{0, 0}
-	}
-	cls, ok := matlabClasses[o.matlabClass]
-	switch {
-	case ok:
-		v.Class = cls
-		v.Logical = o.matlabClass == "logical"
-	case o.matlabClass != "":
-		v.Class = ClassObject
-	case o.dtypeClass == h5Enum: // h5py's bool, an enumeration {FALSE, TRUE}
-		v.Class, v.Logical = ClassUint8, true
-	case o.dtypeClass == h5Compound: // h5py's complex numbers, {r, i}
-		v.Class = classOfElement('f', d.elemSize/2)
-		if !v.Class.Numeric() {
-			v.Class = ClassStruct
-		}
-	default: // no attribute (written by h5py): by the element type
-		v.Class = classOfElement(d.kind, d.elemSize)
-	}
-	if o.dtypeClass == h5Compound && v.Class.Numeric() { // {real, imag}
-		v.Complex = true
-	}
-	v.Half = d.kind == 'f' && d.elemSize == 2
-	if v.Class.Numeric() && !v.Complex && !v.Logical && classOfElement(d.kind, d.elemSize) == 0 {
-		return nil, fmt.Errorf("class %s stored as HDF5 datatype class %d of %d bytes: not a plain number", v.Class, o.dtypeClass, d.elemSize)
-	}
-	v.h5 = d
-	return v, nil
-}
-
-// The HDF5 datatype classes that stand for MATLAB arrays other than plain
-// numbers.
-const (
-	h5Compound = 6
-	h5Enum     = 8
-)
-
-// classOfElement returns the class whose values are elements of the given
-// kind and size, or 0. Half-precision floats, which have no class, are
-// single.
-func classOfElement(kind byte, size int) Class {
-	switch {
-	case kind == 'f' && size == 2:
-		return ClassSingle
-	case kind == 'f' && size == 8:
-		return ClassDouble
-	case kind == 'f' && size == 4:
-		return ClassSingle
-	case kind == 'u' && size == 1:
-		return ClassUint8
-	case kind == 'i' && size == 1:
-		return ClassInt8
-	case kind == 'u' && size == 2:
-		return ClassUint16
-	case kind == 'i' && size == 2:
-		return ClassInt16
-	case kind == 'u' && size == 4:
-		return ClassUint32
-	case kind == 'i' && size == 4:
-		return ClassInt32
-	case kind == 'u' && size == 8:
-		return ClassUint64
-	case kind == 'i' && size == 8:
-		return ClassInt64
-	}
-	return 0
-}
-
 // maxExpansion bounds how much larger than the file a dataset may be:
 // deflate cannot compress by more than about 1032:1, so a dataset larger
 // than that is not backed by the file.
 const maxExpansion = 1100
 
-// load reads the values of a dataset: little-endian, in HDF5's C order
-// (MATLAB's column-major order).
-func (f *h5File) load(v *Var) (*Var, error) {
-	d := v.h5
-	if miType(d.kind, d.elemSize) == 0 {
-		return nil, fmt.Errorf("variable %s: HDF5 elements of %d bytes that are not plain numbers", v.Name, d.elemSize)
-	}
-	if d.unsupported != "" {
-		return nil, fmt.Errorf("variable %s: %s; re-saving the file as v7 avoids the problem", v.Name, d.unsupported)
-	}
+// Count returns the number of elements of d, and false when it exceeds
+// what Read reads (2³¹ − 1 elements).
+func (d *Dataset) Count() (uint64, bool) {
 	count := uint64(1)
-	for _, x := range d.dims {
+	for _, x := range d.Dims {
 		if x != 0 && count > math.MaxInt32/x {
-			return nil, fmt.Errorf("variable %s: %s is too large", v.Name, v.Shape())
+			return 0, false
 		}
 		count *= x
 	}
-	total := count * uint64(d.elemSize)
+	return count, true
+}
+
+// Read returns the values of dataset d of f: little-endian, in C order.
+// Only datasets of plain numbers (Kind not 0) can be read.
+func (f *File) Read(d *Dataset) ([]byte, error) {
+	if d.Kind == 0 {
+		return nil, fmt.Errorf("HDF5 elements of %d bytes (datatype class %d) that are not plain numbers", d.ElemSize, d.Class)
+	}
+	if d.Unsupported != "" {
+		return nil, fmt.Errorf("%s: %w", d.Unsupported, ErrUnsupported)
+	}
+	count, ok := d.Count()
+	if !ok {
+		return nil, fmt.Errorf("a dataset of shape %v is too large", d.Dims)
+	}
+	total := count * uint64(d.ElemSize)
 	if total > uint64(len(f.data))*maxExpansion+1<<20 {
-		return nil, fmt.Errorf("variable %s: %d bytes of data cannot come from a %d-byte file", v.Name, total, len(f.data))
+		return nil, fmt.Errorf("%d bytes of data cannot come from a %d-byte file", total, len(f.data))
 	}
 	var out []byte
 	switch d.layout {
 	case 0:
 		if uint64(len(d.compact)) != total {
-			return nil, fmt.Errorf("variable %s: %d bytes of compact data, want %d", v.Name, len(d.compact), total)
+			return nil, fmt.Errorf("%d bytes of compact data, want %d", len(d.compact), total)
 		}
 		out = bytes.Clone(d.compact)
 	case 1:
 		if d.address == undefined {
-			return nil, fmt.Errorf("variable %s: the dataset was never written", v.Name)
+			return nil, errors.New("the dataset was never written")
 		}
 		if d.size != total {
-			return nil, fmt.Errorf("variable %s: %d bytes of contiguous data, want %d", v.Name, d.size, total)
+			return nil, fmt.Errorf("%d bytes of contiguous data, want %d", d.size, total)
 		}
 		b, err := f.at(d.address)
 		if err != nil || uint64(len(b)) < total {
-			return nil, fmt.Errorf("variable %s: truncated: its data runs past the end of the file", v.Name)
+			return nil, errors.New("truncated: its data runs past the end of the file")
 		}
 		out = bytes.Clone(b[:total])
 	case 2:
 		var err error
 		if out, err = f.chunked(d, total); err != nil {
-			return nil, fmt.Errorf("variable %s: %v", v.Name, err)
+			return nil, err
 		}
 	}
 	if d.bigEndian {
-		swapBytes(out, d.elemSize)
+		swapBytes(out, d.ElemSize)
 	}
-	w := *v
-	w.Type = miType(d.kind, d.elemSize)
-	w.Data = out
-	return &w, nil
+	return out, nil
 }
 
 // swapBytes reverses the bytes of every size-byte element of b.
@@ -887,45 +898,14 @@ func swapBytes(b []byte, size int) {
 	}
 }
 
-// miType returns the level-5 data type of elements of a kind and size
-// (MIHalf for half-precision floats).
-func miType(kind byte, size int) DataType {
-	if kind == 'f' && size == 2 {
-		return MIHalf
-	}
-	switch classOfElement(kind, size) {
-	case ClassDouble:
-		return MIDouble
-	case ClassSingle:
-		return MISingle
-	case ClassUint8:
-		return MIUint8
-	case ClassInt8:
-		return MIInt8
-	case ClassUint16:
-		return MIUint16
-	case ClassInt16:
-		return MIInt16
-	case ClassUint32:
-		return MIUint32
-	case ClassInt32:
-		return MIInt32
-	case ClassUint64:
-		return MIUint64
-	case ClassInt64:
-		return MIInt64
-	}
-	return 0
-}
-
 // chunked assembles a chunked dataset of total bytes from the chunks its
 // version-1 B-tree lists.
-func (f *h5File) chunked(d *h5Dataset, total uint64) ([]byte, error) {
-	rank := len(d.dims)
-	if len(d.chunk) != rank+1 || uint64(d.elemSize) != d.chunk[rank] {
-		return nil, fmt.Errorf("chunk dimensions %v do not match the dataset's %v of %d-byte elements", d.chunk, d.dims, d.elemSize)
+func (f *File) chunked(d *Dataset, total uint64) ([]byte, error) {
+	rank := len(d.Dims)
+	if len(d.chunk) != rank+1 || uint64(d.ElemSize) != d.chunk[rank] {
+		return nil, fmt.Errorf("chunk dimensions %v do not match the dataset's %v of %d-byte elements", d.chunk, d.Dims, d.ElemSize)
 	}
-	chunkBytes := uint64(d.elemSize)
+	chunkBytes := uint64(d.ElemSize)
 	for _, x := range d.chunk[:rank] {
 		if x == 0 || chunkBytes > math.MaxInt32/x {
 			return nil, fmt.Errorf("bad chunk dimensions %v", d.chunk)
@@ -995,7 +975,7 @@ func (f *h5File) chunked(d *h5Dataset, total uint64) ([]byte, error) {
 
 // unfilter undoes the dataset's filters on one chunk (those not masked
 // out), in reverse order, and checks that it has want bytes.
-func (d *h5Dataset) unfilter(b []byte, mask uint32, want uint64) ([]byte, error) {
+func (d *Dataset) unfilter(b []byte, mask uint32, want uint64) ([]byte, error) {
 	for i := len(d.filters) - 1; i >= 0; i-- {
 		if i < 32 && mask&(1<<i) != 0 {
 			continue
@@ -1013,7 +993,7 @@ func (d *h5Dataset) unfilter(b []byte, mask uint32, want uint64) ([]byte, error)
 			}
 			b = out
 		case 2: // shuffle: byte k of every element stored together
-			size := d.elemSize
+			size := d.ElemSize
 			if len(fl.values) > 0 {
 				size = int(fl.values[0])
 			}
@@ -1037,7 +1017,7 @@ func (d *h5Dataset) unfilter(b []byte, mask uint32, want uint64) ([]byte, error)
 			if name == "" {
 				name = fmt.Sprintf("filter %d", fl.id)
 			}
-			return nil, fmt.Errorf("HDF5 filter %q (%d) is not supported (deflate, shuffle and fletcher32 are)", name, fl.id)
+			return nil, fmt.Errorf("HDF5 filter %q (%d) (deflate, shuffle and fletcher32 are read): %w", name, fl.id, ErrUnsupported)
 		}
 	}
 	if uint64(len(b)) != want {
@@ -1048,34 +1028,34 @@ func (d *h5Dataset) unfilter(b []byte, mask uint32, want uint64) ([]byte, error)
 
 // place copies a chunk whose first element is at offsets into out, the
 // whole dataset in C order, leaving out what falls beyond its edges.
-func (d *h5Dataset) place(out, chunk []byte, offsets []uint64) error {
-	rank := len(d.dims)
+func (d *Dataset) place(out, chunk []byte, offsets []uint64) error {
+	rank := len(d.Dims)
 	for i, o := range offsets {
-		if o >= d.dims[i] || o%d.chunk[i] != 0 {
-			return fmt.Errorf("chunk offset %v does not fit the dataset %v", offsets, d.dims)
+		if o >= d.Dims[i] || o%d.chunk[i] != 0 {
+			return fmt.Errorf("chunk offset %v does not fit the dataset %v", offsets, d.Dims)
 		}
 	}
 	if rank == 0 {
 		copy(out, chunk)
 		return nil
 	}
-	es := uint64(d.elemSize)
+	es := uint64(d.ElemSize)
 	// Copy row by row along the last dimension.
 	last := rank - 1
-	rowLen := min(d.chunk[last], d.dims[last]-offsets[last])
+	rowLen := min(d.chunk[last], d.Dims[last]-offsets[last])
 	idx := make([]uint64, rank) // position within the chunk, last index 0
 	for {
 		src, dst := uint64(0), uint64(0)
 		for i := range rank {
 			src = src*d.chunk[i] + idx[i]
-			dst = dst*d.dims[i] + offsets[i] + idx[i]
+			dst = dst*d.Dims[i] + offsets[i] + idx[i]
 		}
 		copy(out[dst*es:(dst+rowLen)*es], chunk[src*es:(src+rowLen)*es])
 		// Next row: the odometer over all but the last dimension.
 		i := last - 1
 		for ; i >= 0; i-- {
 			idx[i]++
-			if idx[i] < d.chunk[i] && offsets[i]+idx[i] < d.dims[i] {
+			if idx[i] < d.chunk[i] && offsets[i]+idx[i] < d.Dims[i] {
 				break
 			}
 			idx[i] = 0

@@ -1,0 +1,126 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/option"
+	"tdsc/internal/report"
+	"tdsc/internal/stages/bandwhiten"
+	"tdsc/internal/stages/noiselevel"
+	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/stages/vst"
+)
+
+// FitRatio bounds how far the noise σ of a stabilised cube may be from
+// the transform's Scale for the Poisson-Gaussian model to fit: a σ more
+// than FitRatio times larger or smaller is an error. With the right noise
+// levels the detector's σ of the stabilised shared CAVE crops is within
+// 1.2 of it (texture inflates it a little); a gain or read-noise variance
+// off by a factor of 4 or more, or given in the input's units instead of
+// the working scale's, falls outside.
+const FitRatio = 2.0
+
+// stabiliser is the variance-stabilising transform of a job and where its
+// noise levels came from ("given" or "fitted").
+type stabiliser struct {
+	*vst.Transform
+	source string
+}
+
+// stabiliser decides whether the job stabilises the variance of noisy,
+// and returns the transform (nil for the Gaussian model): with the known
+// levels of NoiseModel.Params, else with the noise-level functions
+// noiselevel.Estimate fits, when the model is Poisson-Gaussian or when it
+// is automatic and the fit finds the noise signal-dependent. det is the
+// sparse-noise detector's report on noisy (nil when it did not run): the
+// fit leaves out the impulses and dead pixels it found. A given σ keeps
+// the Gaussian model, said on log when the noise looks signal-dependent.
+func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Reporter) (*stabiliser, error) {
+	m := j.Noise
+	if m.Signal == SignalGaussian {
+		return nil, nil
+	}
+	if m.Params != nil {
+		levels, err := noise.ExpandLevels("noise-params", m.Params, noisy.Bands)
+		if err != nil {
+			return nil, err
+		}
+		a, b := make([]float64, len(levels)), make([]float64, len(levels))
+		for band, l := range levels {
+			if l.A == 0 && l.B == 0 {
+				return nil, option.Errorf("noise-params", l.String(), "band %d: a = 0 and b = 0 is no noise", band+1)
+			}
+			a[band], b[band] = l.A, l.B
+		}
+		log.Logf("noise: Poisson-Gaussian, σ²(x) = a·x + b as given: %s", noise.Levels(levels))
+		return &stabiliser{vst.New(noisy, a, b), "given"}, nil
+	}
+	var opts noiselevel.Options
+	if det != nil {
+		opts.Mask = sparseMask(det)
+	}
+	t := time.Now()
+	fit := noiselevel.Estimate(noisy, opts)
+	log.Logf("%s (fitted in %.1f s)", fit.Summary(), time.Since(t).Seconds())
+	switch {
+	case j.Sigma != 0:
+		if fit.SignalDependent {
+			log.Logf("the given --sigma is one σ for every value: the noise is denoised as Gaussian (without --sigma its variance would be stabilised)")
+		}
+		return nil, nil
+	case !fit.SignalDependent && m.signalAuto():
+		return nil, nil
+	case !fit.SignalDependent:
+		log.Logf("--noise-model %s: stabilising with the fitted functions, although they are not signal-dependent", m.Signal)
+	}
+	a, b := make([]float64, noisy.Bands), make([]float64, noisy.Bands)
+	for band, f := range fit.Functions {
+		a[band], b[band] = f.A, f.B
+		if a[band] == 0 && b[band] == 0 {
+			// A band without measurable noise: stabilised as if of unit
+			// variance, which only scales it.
+			b[band] = 1
+		}
+	}
+	return &stabiliser{vst.New(noisy, a, b), "fitted"}, nil
+}
+
+// sparseMask returns the impulses and dead pixels of det, the voxels a
+// noise-level fit leaves out, or nil when it found none.
+func sparseMask(det *sparsenoise.Report) []uint8 {
+	var mask []uint8
+	for i, v := range det.Mask {
+		if bits := v & (sparsenoise.Impulse | sparsenoise.Dead); bits != 0 {
+			if mask == nil {
+				mask = make([]uint8, len(det.Mask))
+			}
+			mask[i] = bits
+		}
+	}
+	return mask
+}
+
+// checkFit returns an error when the noise σ of the stabilised cube work
+// (the median of the detector's band σ in det, else noise.EstimateMedian's)
+// is more than FitRatio times from the Scale the model gives it.
+func (s *stabiliser) checkFit(work *msi.Cube, det *sparsenoise.Report) error {
+	var sigma float64
+	if det != nil && det.Sigma != nil {
+		sigma = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
+	} else {
+		sigma = noise.EstimateMedian(work)
+	}
+	ratio := sigma / s.Scale
+	if ratio <= FitRatio && ratio >= 1/FitRatio {
+		return nil
+	}
+	hint := "check --noise-params: they are on the working [0, 255] scale"
+	if s.source == "fitted" {
+		hint = "give --noise-model gaussian, or the sensor's --noise-params"
+	}
+	return fmt.Errorf("the Poisson-Gaussian model with the %s a and b does not fit: the stabilised cube's noise σ is %.4g, %.2f times the %.4g the model gives it (%s)",
+		s.source, sigma, ratio, s.Scale, hint)
+}

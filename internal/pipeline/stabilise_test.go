@@ -1,0 +1,100 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"tdsc/internal/formats"
+	"tdsc/internal/noise"
+	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/stages/vst"
+)
+
+// TestStabilisedPath checks the path of signal-dependent noise: the method
+// runs once on the stabilised cube, at its noise σ, and the result is the
+// unbiased inverse of its output; the residual is in the input's units.
+func TestStabilisedPath(t *testing.T) {
+	dir := t.TempDir()
+	clean := scene(64, 64, 6)
+	levels := []noise.Level{{A: 2, B: 16}, {A: 3, B: 4}, {A: 1, B: 25}, {A: 2, B: 16}, {A: 4, B: 1}, {A: 0.5, B: 36}}
+	noisy, _, err := noise.Simulate(nil, clean, noise.Spec{PoissonGaussian: levels, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := writeInput(t, dir, noisy)
+	read, err := formats.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sigmas []float64
+	j := job(in, dir, &sigmas)
+	j.Noise.Params = levels
+	j.SaveResidual = filepath.Join(dir, "residual.hdr")
+	out, err := Run(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Path != PathStabilised || out.Stabilised == nil || len(sigmas) != 1 {
+		t.Fatalf("path %q, transform %v, method runs %v", out.Path, out.Stabilised, sigmas)
+	}
+	a, b := make([]float64, len(levels)), make([]float64, len(levels))
+	for i, l := range levels {
+		a[i], b[i] = l.A, l.B
+	}
+	tr := vst.New(read, a, b)
+	// The method ran at the stabilised noise's σ (estimated, so within
+	// the estimator's error of the transform's).
+	if r := sigmas[0] / tr.Scale; r < 0.9 || r > 1.15 {
+		t.Errorf("the method ran at σ = %.3f, the stabilised noise has %.3f", sigmas[0], tr.Scale)
+	}
+	denoised, _, _ := smoother{}.Denoise(context.Background(), tr.Forward(nil, read), sigmas[0])
+	want := tr.Inverse(nil, denoised)
+	if !slices.Equal(out.Result.Data, want.Data) {
+		t.Error("the result is not the inverse of the method's output on the stabilised cube")
+	}
+	if !strings.Contains(out.Result.Processing, "signal-dependent noise: variance stabilised with the given a and b of every band") {
+		t.Errorf("processing %q does not say the variance was stabilised", out.Result.Processing)
+	}
+	residual, err := formats.Open(j.SaveResidual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range residual.Data {
+		if want := out.Noisy.Data[i] - out.Result.Data[i]; math.Abs(v-want) > 1e-4*math.Max(1, math.Abs(want)) {
+			t.Fatalf("residual voxel %d is %v, want %v", i, v, want)
+		}
+	}
+	// Without the parameters the fit finds the noise signal-dependent and
+	// stabilises with its own functions.
+	j = job(in, dir, nil)
+	j.Force = true
+	if out, err = Run(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if out.Path != PathStabilised || !strings.Contains(out.Result.Processing, "with the fitted a and b") {
+		t.Errorf("fitted: path %q", out.Path)
+	}
+}
+
+// Impulses and dead pixels of the stabilised cube are the input's.
+func TestWithPixelsOf(t *testing.T) {
+	c := scene(20, 20, 3)
+	stab := sparsenoise.MissingOnly(c)
+	input := sparsenoise.MissingOnly(c)
+	stab.Mask[3], stab.Impulses[0] = sparsenoise.Impulse, 1
+	input.Mask[5], input.Mask[400] = sparsenoise.Impulse, sparsenoise.Dead
+	input.Impulses[0], input.DeadColumns[1] = 1, []int{0}
+	stab.Mask[7] = sparsenoise.Missing
+	input.Mask[7] = sparsenoise.Missing
+	got := withPixelsOf(stab, input)
+	if got.Mask[3] != 0 || got.Mask[5] != sparsenoise.Impulse || got.Mask[400] != sparsenoise.Dead || got.Mask[7] != sparsenoise.Missing {
+		t.Errorf("mask %v %v %v %v", got.Mask[3], got.Mask[5], got.Mask[400], got.Mask[7])
+	}
+	if !slices.Equal(got.DeadColumns[1], []int{0}) || stab.Mask[3] != sparsenoise.Impulse || !slices.Equal(got.Sigma, stab.Sigma) {
+		t.Error("dead columns not the input's, or the report changed")
+	}
+}
