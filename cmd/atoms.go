@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/denoise"
 	"tdsc/internal/gray"
 	"tdsc/internal/render"
 )
@@ -77,7 +78,7 @@ scripts/fig5.sh at d = 16.`,
 			if err := o.Validate(); err != nil {
 				return flagError(err)
 			}
-			if err := refuseExisting(force, out, dict); err != nil {
+			if err := checkOutputFiles(force, out, dict); err != nil {
 				return err
 			}
 			files, err := gray.Files(args)
@@ -85,6 +86,10 @@ scripts/fig5.sh at d = 16.`,
 				return err
 			}
 			log := newReporter(cmd)
+			var note string
+			if o.Learn.Threads, note = denoise.ClampThreads(o.Learn.Threads); note != "" {
+				log.Logf("%s", note)
+			}
 			phase := ""
 			o.ReadProgress = func(done, total int) {
 				if phase == "" {

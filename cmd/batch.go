@@ -328,8 +328,12 @@ every cell's wall time and peak memory.`,
 			if err != nil {
 				return err
 			}
+			log := newReporter(cmd)
+			for _, err := range t.Unreadable {
+				log.Logf("report: left out %v", err)
+			}
 			if t.Missing > 0 {
-				newReporter(cmd).Logf("report: %d cells have no result yet", t.Missing)
+				log.Logf("report: %d cells have no result yet", t.Missing)
 			}
 			w := cmd.OutOrStdout()
 			switch {

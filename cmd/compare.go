@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -22,8 +23,8 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare --ref CLEAN --out PICTURE.png INPUT...",
 		Short: "Draw one band of the reference and the inputs side by side",
 		Long: `compare writes a PNG with one band of the reference followed by the same band of
-every input (e.g. clean | noisy | denoised), all with one intensity mapping: 0 is
-black and the reference's 99.5th percentile is white. The band is chosen by
+every input (e.g. clean | noisy | denoised), each under its path, all with one
+intensity mapping: 0 is black and the reference's 99.5th percentile is white. The band is chosen by
 --wavelength (nm, default 420 as in the paper's Fig. 4, when the wavelengths are
 known) or by --band (1-based number).`,
 		Example: "  tdsc compare --ref balloons_ms --out fig4.png noisy30.hdr denoised30",
@@ -33,7 +34,7 @@ known) or by --band (1-based number).`,
 			if ref == "" || out == "" {
 				return fmt.Errorf("--ref and --out are required")
 			}
-			if err := refuseExisting(force, out); err != nil {
+			if err := checkOutputFiles(force, out); err != nil {
 				return err
 			}
 			clean, err := cf.open(ref)
@@ -46,16 +47,19 @@ known) or by --band (1-based number).`,
 			}
 			panels := [][]float64{clean.Band(b)}
 			for _, in := range inputs {
-				x, err := cf.open(in)
+				x, err := cf.openLike(in, clean, ref)
 				if err != nil {
 					return flagError(err)
 				}
 				if !x.SameSize(clean) {
 					return fmt.Errorf("%s is %s but the reference %s is %s", in, x.Size(), ref, clean.Size())
 				}
-				panels = append(panels, x.Band(b))
+				// A copy of the band, so that the cube is freed before the
+				// next is read.
+				panels = append(panels, slices.Clone(x.Band(b)))
 			}
-			if err := render.WritePNG(out, render.SideBySide(panels, clean.Height, clean.Width), force); err != nil {
+			labels := append([]string{ref}, inputs...)
+			if err := render.WritePNG(out, render.SideBySide(panels, labels, clean.Height, clean.Width), force); err != nil {
 				return err
 			}
 			label := fmt.Sprintf("band %d", b+1)
@@ -73,7 +77,7 @@ known) or by --band (1-based number).`,
 	f.Float64Var(&wavelength, "wavelength", 420, "wavelength in nm of the band to draw (the nearest band)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(c, false)
-	cf.registerMemory(f)
+	cf.registerMemory(f, picturePeak)
 	excludeEachOther(c, "band", "wavelength")
 	return c
 }
@@ -102,3 +106,10 @@ func pickBand(c *msi.Cube, band int, wavelength float64, byNumber bool) (int, er
 	}
 	return best, nil
 }
+
+// picturePeak is the peak memory of tdsc compare and tdsc inspect, in
+// bytes a voxel of a cube they read: two cubes as float64 at a time (the
+// reference or noisy one and one input) and the files' bytes as read.
+// Measured by scripts/memory.sh on a 512×512×31 cube (docs/results.md):
+// 24.4 for both, rounded up.
+const picturePeak = 25

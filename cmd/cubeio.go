@@ -36,11 +36,18 @@ type cubeFlags struct {
 	ctx context.Context
 	// log receives the line that says how each cube was read (nil: none).
 	log report.Reporter
+	// peak is the command's peak memory in bytes per voxel of a cube it
+	// reads (its declaration, from a measured peak: registerMemory), and
+	// command its name, for the check of the memory budget
+	// (pipeline.CheckMemory); 0: the formats' own check of the cube alone.
+	peak    float64
+	command string
 }
 
-// start binds the flags to the running command: its context and its log.
+// start binds the flags to the running command: its context, its log and
+// its name.
 func (c *cubeFlags) start(cmd *cobra.Command) {
-	c.ctx, c.log = cmd.Context(), newReporter(cmd)
+	c.ctx, c.log, c.command = cmd.Context(), newReporter(cmd), cmd.Name()
 }
 
 func (c *cubeFlags) register(cmd *cobra.Command, output bool) {
@@ -66,13 +73,18 @@ func (c *cubeFlags) register(cmd *cobra.Command, output bool) {
 var dtypeValues = append(slices.Clone(array.DTypes), "input")
 
 // registerMemory adds --max-memory, the budget of the cubes read whole,
-// for a command that reads cubes and does not denoise them in strips.
-func (c *cubeFlags) registerMemory(f *pflag.FlagSet) {
+// for a command that reads cubes and does not denoise them in strips and
+// needs peak bytes a voxel of them (its measured peak).
+func (c *cubeFlags) registerMemory(f *pflag.FlagSet, peak float64) {
+	c.peak = peak
 	f.StringVar(&c.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a cube that needs more to read whole is refused (default: half of the machine's RAM)")
 }
 
 // pathHelp says what the path of a cube may be.
 func pathHelp(what string) string { return what + ": " + formats.Paths() }
+
+// outPathHelp says what the path of an output cube may be.
+func outPathHelp(what string) string { return what + ": " + formats.WritePaths() }
 
 // readOptions returns the ReadOptions the flags give, for a format that
 // takes every option, with the memory budget.
@@ -128,12 +140,11 @@ func (c *cubeFlags) open(path string) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	cube, err := parallel.Interruptible(c.ctx, func() (*msi.Cube, error) { return formats.OpenWith(path, o) })
+	in, err := formats.NewSource(path, o)
 	if err != nil {
-		return nil, pipeline.TooLargeHelp(err)
+		return nil, err
 	}
-	report.OrDiscard(c.log).Logf("%s", formats.ReadLine(path, cube.Height, cube.Width, cube.Bands, &cube.Metadata, cube.Missing()))
-	return cube, nil
+	return pipeline.ReadWithin(c.ctx, in, c.command, c.peak, c.log)
 }
 
 // openLike reads the cube at path as open does, on one scale with like,
@@ -190,12 +201,10 @@ func (c *cubeFlags) maskOptions(path string) (msi.ReadOptions, error) {
 	return o, err
 }
 
-// refuseExisting returns an error naming the first of paths (files, not
-// cubes) that exists, unless force is set. Checking before the work starts
-// saves a long run that could not write its result.
-func refuseExisting(force bool, paths ...string) error {
-	if force {
-		return nil
-	}
-	return atomicfile.Refuse(paths...)
+// checkOutputFiles returns an error for the first of paths (files, not
+// cubes) that exists, unless force is set, or whose folder does not exist
+// or cannot be written (atomicfile.Check). Checking before the work
+// starts saves a long run that could not write its result.
+func checkOutputFiles(force bool, paths ...string) error {
+	return atomicfile.Check(force, paths...)
 }

@@ -90,6 +90,9 @@ bands). The table gives the mean a and b over bands; --per-band every band's.`,
 						return fmt.Errorf("--%s needs a reference: it does not apply with --noref", g)
 					}
 				}
+				if noisyPath != "" {
+					cf.peak = evalNoisyPeak
+				}
 				return runNoRef(cmd.OutOrStdout(), inputs, noisyPath, estimator, &cf, perBand, asCSV, asJS)
 			}
 			if ref == "" {
@@ -181,7 +184,7 @@ bands). The table gives the mean a and b over bands; --per-band every band's.`,
 	fixedValues(c, "sigma-estimator", noise.Estimators)
 	f.StringVar(&mask, "mask", "", "a cube of the reference's height and width, one band (every band) or its bands, whose nonzero voxels are left out of the scores, as missing voxels of the reference or an input are")
 	cf.register(c, false)
-	cf.registerMemory(f)
+	cf.registerMemory(f, evalPeak)
 	excludeEachOther(c, "csv", "json")
 	excludeEachOther(c, "ref", "noref")
 	return c
@@ -300,3 +303,14 @@ func writeEvalJSON(w io.Writer, ref string, rows []evalRow) error {
 	}
 	return scorejson.Write(w, &out)
 }
+
+// evalPeak is the peak memory of tdsc eval, in bytes a voxel of a cube it
+// reads: with --ref the reference and one input at a time as float64 (16)
+// and the files' bytes as read, as with --noref the input and its
+// statistics; evalNoisyPeak is --noref --noisy's, which holds the noisy
+// cube, the input and what was removed. Measured by scripts/memory.sh on
+// a 512×512×31 cube (docs/results.md): 24.3, 24.5 and 40.4, rounded up.
+const (
+	evalPeak      = 25
+	evalNoisyPeak = 41
+)

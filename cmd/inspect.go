@@ -34,8 +34,8 @@ part (NOISY − DENOISED, or the cube --residual names, such as denoise
 deviations (1.4826 × median |removed|) white and black. Removed noise looks like
 even gray grain; removed stripes, dead columns and impulses show as full black or
 white columns and dots; edges and texture in it are image that was removed too.
-The mappings are written under the bands; bands smaller than 200 pixels are
-magnified by whole pixels.
+Missing voxels (no data) are magenta. The mappings are written under the bands;
+bands smaller than 200 pixels are magnified by whole pixels.
 
 Below, for each chosen pixel (--pixel ROW,COLUMN, 1-based, repeatable; by default
 the centre and the centres of the four quadrants, marked and numbered on the
@@ -62,7 +62,7 @@ band within 10 nm of it, else the middle band.`,
 			if !strings.EqualFold(filepath.Ext(out), ".png") {
 				return fmt.Errorf("--out %s: inspect writes a PNG; give a name ending in .png", out)
 			}
-			if err := refuseExisting(force, out); err != nil {
+			if err := checkOutputFiles(force, out); err != nil {
 				return err
 			}
 			noisy, err := cf.open(noisyPath)
@@ -79,7 +79,7 @@ band within 10 nm of it, else the middle band.`,
 				return err
 			}
 			openSame := func(path, what string) (*msi.Cube, error) {
-				x, err := cf.open(path)
+				x, err := cf.openLike(path, noisy, noisyPath)
 				if err != nil {
 					return nil, flagError(err)
 				}
@@ -152,6 +152,7 @@ band within 10 nm of it, else the middle band.`,
 	f.StringArrayVar(&pixels, "pixel", nil, "ROW,COLUMN (1-based) of a pixel whose spectra to plot; repeatable (default: the centre and the four quadrant centres)")
 	f.BoolVar(&force, "force", false, "overwrite an existing picture")
 	cf.register(c, false)
+	cf.peak = picturePeak
 	excludeEachOther(c, "band", "wavelength")
 	return c
 }

@@ -51,7 +51,7 @@ the first to the last.`,
 			if !strings.EqualFold(filepath.Ext(out), ".png") {
 				return fmt.Errorf("--out %s: nlf writes a PNG; give a name ending in .png", out)
 			}
-			if err := refuseExisting(force, out); err != nil {
+			if err := checkOutputFiles(force, out); err != nil {
 				return err
 			}
 			c, err := cf.open(args[0])

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tdsc/internal/formats"
 	"tdsc/internal/noise"
 	"tdsc/internal/pipeline"
 )
@@ -135,8 +136,12 @@ input's units; its missing voxels (no data) stay missing.`,
 				return flagError(err)
 			}
 			if done.Clipped > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d values were clipped to [0, 255] in the PNG stack %s; use an .hdr output for a lossless noisy cube\n",
-					done.Clipped, len(done.Noisy.Data), out)
+				limit, where := "[0, 255]", "the PNG stack "+out
+				if formats.ForWrite(out).Info().Name != "png" {
+					limit, where = "the range of "+cf.dtype, out // an integer --dtype
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d values were clipped to %s in %s; use an .hdr output (or a float --dtype) for a lossless noisy cube\n",
+					done.Clipped, len(done.Noisy.Data), limit, where)
 			}
 			for _, line := range done.Applied.Lines() {
 				cf.log.Logf("%s", line)
@@ -147,7 +152,7 @@ input's units; its missing voxels (no data) stay missing.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&input, "input", "i", "", pathHelp("clean cube"))
-	f.StringVarP(&out, "out", "o", "", "noisy cube: an ENVI .hdr or float .npy/.mat (lossless), or a PNG stack folder")
+	f.StringVarP(&out, "out", "o", "", "noisy cube: an ENVI .hdr or float .npy/.mat (lossless), or a PNG stack folder (an existing folder, or a path without an extension)")
 	f.Float64Var(&spec.Sigma, "sigma", 0, "noise standard deviation on the [0, 255] scale, the same in every band")
 	f.StringVar(&sigmaRange, "sigma-range", "", "LO:HI: each band's σ drawn uniformly from [LO, HI] instead")
 	f.Float64Var(&spec.StripeBands, "stripes", 0, "fraction of the bands with vertical stripes (0: none)")
@@ -165,6 +170,6 @@ input's units; its missing voxels (no data) stay missing.`,
 	f.Uint64Var(&spec.Seed, "seed", 1, "seed of the noise generator")
 	f.BoolVar(&force, "force", false, "overwrite an existing output")
 	cf.register(c, true)
-	cf.registerMemory(f)
+	cf.registerMemory(f, pipeline.NoisePeak)
 	return c
 }

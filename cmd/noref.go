@@ -46,6 +46,9 @@ func runNoRef(w io.Writer, inputs []string, noisyPath, estimator string, cf *cub
 		if err != nil {
 			return flagError(err)
 		}
+		if err := noise.CheckSize(x.Height, x.Width, x.Bands); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
 		// The statistics are computed into a new report: abandoned when
 		// interrupted.
 		rep, err := parallel.Interruptible(cf.ctx, func() (*noref.Report, error) {

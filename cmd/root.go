@@ -102,11 +102,11 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tdsc",
 		Short: "Denoise multispectral images with two-dimensional sparse coding",
-		Long: `tdsc denoises multispectral images (band stacks of PNGs or ENVI cubes). Its
-heart is two-dimensional sparse coding (2DSC): every small patch of pixels × bands is
-approximated by a sparse tensor-linear combination (t-product) of learned dictionary
-atoms. ` + wrap(fmt.Sprintf("The default method, %s, is %s; tdsc denoise --help lists every method.",
-			methods.Default().Name, methods.Default().Summary)),
+		Long: wrap("tdsc denoises multispectral images: cubes in " + formats.Paths() +
+			". Its heart is two-dimensional sparse coding (2DSC): every small patch of pixels × bands is" +
+			" approximated by a sparse tensor-linear combination (t-product) of learned dictionary atoms. " +
+			fmt.Sprintf("The default method, %s, is %s; tdsc denoise --help lists every method.",
+				methods.Default().Name, methods.Default().Summary)),
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

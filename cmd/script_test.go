@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/csv"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"image"
@@ -46,8 +47,9 @@ func TestMain(m *testing.M) {
 // cmdStoreCube), cropcube (cmdCropCube), detectorstripes
 // (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube),
 // maskcube (cmdMaskCube), setmissing (cmdSetMissing), fieldscube
-// (cmdFieldsCube) and truncate (cmdTruncate); two check outputs: samemissing
-// (cmdSameMissing) and agree (cmdAgree).
+// (cmdFieldsCube) and truncate (cmdTruncate); three check outputs:
+// samemissing (cmdSameMissing), agree (cmdAgree) and pngpixel
+// (cmdPNGPixel).
 func TestScripts(t *testing.T) {
 	data := os.Getenv("TDSC_DATA")
 	if data != "" || os.Getenv("CI") == "true" {
@@ -82,6 +84,7 @@ func TestScripts(t *testing.T) {
 			"setmissing":      cmdSetMissing,
 			"fieldscube":      cmdFieldsCube,
 			"agree":           cmdAgree,
+			"pngpixel":        cmdPNGPixel,
 			"truncate":        cmdTruncate,
 		},
 		Condition: func(cond string) (bool, error) {
@@ -503,4 +506,33 @@ func cmdSparse(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(f.Truncate(n))
 	ts.Check(f.Close())
+}
+
+// cmdPNGPixel checks a picture: `pngpixel FILE WIDTH HEIGHT [X Y R,G,B]`
+// fails unless FILE is a PNG of WIDTH×HEIGHT pixels (a number, or * for
+// any) whose pixel (X, Y) has the colour R,G,B (8 bits each).
+func cmdPNGPixel(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 && len(args) != 6 {
+		ts.Fatalf("usage: pngpixel FILE WIDTH HEIGHT [X Y R,G,B]")
+	}
+	f, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	ts.Check(err)
+	b := img.Bounds()
+	for i, want := range args[1:3] {
+		if got := strconv.Itoa([]int{b.Dx(), b.Dy()}[i]); want != "*" && got != want {
+			ts.Fatalf("%s is %d×%d pixels, want %s×%s", args[0], b.Dx(), b.Dy(), args[1], args[2])
+		}
+	}
+	if len(args) == 6 {
+		x, errX := strconv.Atoi(args[3])
+		y, errY := strconv.Atoi(args[4])
+		ts.Check(errors.Join(errX, errY))
+		r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+		if got := fmt.Sprintf("%d,%d,%d", r>>8, g>>8, bl>>8); got != args[5] {
+			ts.Fatalf("%s: pixel (%d, %d) is %s, want %s", args[0], x, y, got, args[5])
+		}
+	}
 }

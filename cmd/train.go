@@ -69,6 +69,6 @@ slices side by side, contrast-normalised per atom).`,
 	}
 	settings = registerSettings(c, decls)
 	cf.register(c, false)
-	cf.registerMemory(f)
+	cf.registerMemory(f, pipeline.TrainPeak)
 	return c
 }

@@ -56,6 +56,76 @@ func Refuse(paths ...string) error {
 	return nil
 }
 
+// Check returns the error that creating the outputs paths (files or
+// folders; empty paths are skipped) would meet, found without writing
+// them: an *ExistsError for one that exists (unless force is set), and a
+// folder to hold one that does not exist, is not a folder or cannot be
+// written (tried by creating and removing a hidden file in it). Commands
+// call it before reading their inputs, so that a run that could not write
+// its result does not start. The errors name the path the user gave.
+func Check(force bool, paths ...string) error {
+	checked := map[string]bool{}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if dir := filepath.Dir(filepath.Clean(p)); !checked[dir] {
+			checked[dir] = true
+			if err := checkFolder(p); err != nil {
+				return err
+			}
+		}
+		if !force {
+			if err := Refuse(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkFolder returns an error naming the output path unless its folder
+// is a folder in which a file can be created.
+func checkFolder(path string) error {
+	dir := filepath.Dir(filepath.Clean(path))
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: the folder %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("%s: %v", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %s is not a folder", path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".tdsc-check-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot write in the folder %s: %v", path, dir, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// unwrapPath returns the error of a *fs.PathError without its path (a
+// temporary file's name, which says nothing to the user), or err.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// createError is the error of failing to create the temporary file or
+// folder of the output path: its folder's problem, said with the user's
+// path rather than the temporary name.
+func createError(path, what string, err error) error {
+	if ferr := checkFolder(path); ferr != nil {
+		return ferr
+	}
+	return fmt.Errorf("%s: cannot create a temporary %s beside it: %v", path, what, unwrapPath(err))
+}
+
 // File is an output file being written under a temporary name. Its writes
 // are buffered. The zero value is not usable: see Create.
 type File struct {
@@ -80,7 +150,7 @@ func Create(path string, force bool) (*File, error) {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot create a temporary file beside it: %v", path, err)
+		return nil, createError(path, "file", err)
 	}
 	return &File{path: path, tmp: tmp, w: bufio.NewWriterSize(tmp, 1<<16)}, nil
 }
@@ -271,7 +341,7 @@ func CreateDir(path string, force bool) (*Dir, error) {
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot create a temporary folder beside it: %v", path, err)
+		return nil, createError(path, "folder", err)
 	}
 	return &Dir{path: path, abs: abs, tmp: tmp, existed: ok}, nil
 }

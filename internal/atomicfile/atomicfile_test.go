@@ -239,3 +239,26 @@ func TestWriteAtAfterBufferedWrites(t *testing.T) {
 		t.Error("WriteAt after Commit succeeded")
 	}
 }
+
+// TestMissingFolder: an output in a folder that does not exist is an
+// error that names the user's path and the folder, not a temporary name,
+// from Check before the work and from Create and CreateDir alike.
+func TestMissingFolder(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "none", "x.npy")
+	want := out + ": the folder " + filepath.Join(dir, "none") + " does not exist"
+	errs := map[string]error{"Check": Check(false, out)}
+	_, errs["Create"] = Create(out, false)
+	_, errs["CreateDir"] = CreateDir(out, false)
+	for name, err := range errs {
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %q", name, err, want)
+		}
+	}
+	if err := Check(false, filepath.Join(dir, "x.npy"), ""); err != nil {
+		t.Errorf("Check in an existing folder: %v", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("Check left %d files", len(names))
+	}
+}

@@ -28,6 +28,10 @@ type Table struct {
 	Means []Mean
 	// Missing counts the cells (row × method) with no result.
 	Missing int
+	// Unreadable are the errors of the result files that could not be
+	// read (each names its file): their cells are left out, as results
+	// not there yet, so that one corrupt file does not hide the others.
+	Unreadable []error
 }
 
 // Row is the results of one noisy cube, by method label.
@@ -56,8 +60,8 @@ type Scores struct {
 }
 
 // Collect reads every result under root (ROOT/SCENE/sigmaS-seedN/*.json)
-// into a Table. A root that is missing or holds no results is an error, as
-// is a result file that cannot be read.
+// into a Table. A root that is missing or holds no results is an error; a
+// result file that cannot be read is left out and listed in Unreadable.
 func Collect(root string) (*Table, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
@@ -80,13 +84,15 @@ func Collect(root string) (*Table, error) {
 	}
 	rows := map[key]*Row{}
 	order := map[string]int{}
+	var unreadable []error
 	for _, p := range paths {
 		if strings.HasPrefix(filepath.Base(p), ".") {
 			continue // a file being written
 		}
 		r, err := ReadResult(p)
 		if err != nil {
-			return nil, err
+			unreadable = append(unreadable, err)
+			continue
 		}
 		k := key{r.Scene, r.Sigma, r.Seed}
 		row := rows[k]
@@ -102,10 +108,13 @@ func Collect(root string) (*Table, error) {
 			order[r.Label] = r.MethodIndex
 		}
 	}
+	if len(rows) == 0 && len(unreadable) > 0 {
+		return nil, errors.Join(unreadable...)
+	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no results of tdsc batch (SCENE/sigmaS-seedN/LABEL.json)", root)
 	}
-	t := &Table{}
+	t := &Table{Unreadable: unreadable}
 	for label := range order {
 		t.Methods = append(t.Methods, label)
 	}

@@ -139,7 +139,16 @@ func TestReportErrors(t *testing.T) {
 			t.Errorf("result %s: got error %v, want %q naming the file", text, err, want)
 		}
 	}
+	// Beside a good result, a corrupt one is left out and listed, and the
+	// table holds the good one.
+	putResult(t, dir, "s", 10, 1, "m", 0, 30, 0.8)
+	os.WriteFile(bad, []byte(`{"psnr": 3`), 0o644)
+	if tab, err := Collect(dir); err != nil || len(tab.Rows) != 1 || tab.Rows[0].Results["m"] == nil ||
+		len(tab.Unreadable) != 1 || !strings.Contains(tab.Unreadable[0].Error(), bad) {
+		t.Errorf("a corrupt result beside a good one: %+v, %v", tab, err)
+	}
 	os.Remove(bad)
+	os.Remove(filepath.Join(dir, "s", "sigma10-seed1", "m.json"))
 	// The same label twice for one cube (two folders of one scene name
 	// cannot arise from one plan, but a copied file can).
 	putResult(t, dir, "s", 10, 1, "m", 0, 30, 0.8)

@@ -2,8 +2,10 @@ package denoise
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -191,10 +193,24 @@ func TestCheckStrideAndPatch(t *testing.T) {
 	if err := CheckPatchFits(5, 5, 5, 5, 5); err != nil {
 		t.Error(err)
 	}
-	if err := CheckPatchFits(128, 128, 31, 5, 40); err == nil || err.Error() != "image is 128×128×31 but the patch is 5×5×40" {
+	if err := CheckPatchFits(128, 128, 31, 5, 40); err == nil || err.Error() != "image is 128×128×31 but the patch is 5×5×40: it needs at least 5×5 pixels and 40 bands" {
 		t.Errorf("depth 40 on 31 bands: %v", err)
 	}
 	if err := CheckPatchFits(4, 128, 31, 5, 5); err == nil {
 		t.Error("a 4-line cube fits a 5×5 patch")
+	}
+}
+
+// TestClampThreads bounds the workers to MaxThreadsPerCore a core, with a
+// note, and leaves every count up to it (and 0, all cores) as it is.
+func TestClampThreads(t *testing.T) {
+	limit := MaxThreadsPerCore * runtime.NumCPU()
+	for _, n := range []int{0, 1, limit} {
+		if got, note := ClampThreads(n); got != n || note != "" {
+			t.Errorf("ClampThreads(%d) = %d, %q", n, got, note)
+		}
+	}
+	if got, note := ClampThreads(100000); got != limit || !strings.Contains(note, fmt.Sprintf("using %d", limit)) {
+		t.Errorf("ClampThreads(100000) = %d, %q", got, note)
 	}
 }

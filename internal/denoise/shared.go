@@ -42,10 +42,11 @@ func CheckStride(stride, patch int) error {
 }
 
 // CheckPatchFits returns an error when a patch of patch×patch pixels ×
-// depth bands does not fit in a cube of height×width×bands.
+// depth bands does not fit in a cube of height×width×bands, saying the
+// size needed.
 func CheckPatchFits(height, width, bands, patch, depth int) error {
 	if height < patch || width < patch || bands < depth {
-		return fmt.Errorf("image is %d×%d×%d but the patch is %d×%d×%d", height, width, bands, patch, patch, depth)
+		return fmt.Errorf("image is %d×%d×%d but the patch is %d×%d×%d: it needs at least %d×%d pixels and %d bands", height, width, bands, patch, patch, depth, patch, patch, depth)
 	}
 	return nil
 }

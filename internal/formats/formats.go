@@ -3,17 +3,20 @@
 // new format is its package under internal/formats and one line in All.
 //
 // Choosing: an existing folder is a PNG band stack; otherwise the first
-// format of All that recognizes the path's name reads or writes it, and a
-// path that none recognizes is written as a PNG band stack folder (and
-// cannot be read). So "x.hdr" is ENVI, "x.npy" NumPy, "x.mat:VAR" a
-// MAT-file variable, "x.h5:/group/cube" an HDF5 dataset and "denoised" a
-// band-stack folder.
+// format of All that recognizes the path's name reads or writes it (a
+// format may read more names than it writes: msi.InputRecognizer), and an
+// output path that none recognizes is a PNG band stack folder when it has
+// no extension, and an error otherwise (CheckName). So "x.hdr" is ENVI,
+// "x.npy" NumPy, "x.mat:VAR" a MAT-file variable, "x.h5:/group/cube" an
+// HDF5 dataset, "denoised" a band-stack folder, and "x.dat" no format tdsc
+// writes.
 package formats
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"tdsc/internal/formats/array"
@@ -58,7 +61,7 @@ func ForRead(path string) (msi.Format, error) {
 	if statErr == nil && fi.IsDir() {
 		return folder, nil
 	}
-	if f := recognize(path); f != nil {
+	if f := recognizeInput(path); f != nil {
 		return f, nil
 	}
 	if statErr != nil {
@@ -71,7 +74,8 @@ func ForRead(path string) (msi.Format, error) {
 }
 
 // ForWrite returns the format that writing path writes: the format that
-// recognizes the name, else the band stack.
+// recognizes the name, else the band stack. (A name of no format with an
+// extension is not written: see CheckName.)
 func ForWrite(path string) msi.Format {
 	if f := recognize(path); f != nil {
 		return f
@@ -79,10 +83,43 @@ func ForWrite(path string) msi.Format {
 	return folder
 }
 
+// CheckName returns an error for an output path that no format writes:
+// one that no format recognizes, with an extension, and that is not an
+// existing folder. The error lists what tdsc writes (WritePaths).
+func CheckName(path string) error {
+	if recognize(path) != nil {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil
+	}
+	ext := filepath.Ext(filepath.Clean(path))
+	if ext == "" {
+		return nil
+	}
+	return fmt.Errorf("%s: tdsc writes no %s files: an output is %s", path, ext, WritePaths())
+}
+
+// CheckOutput is NewTarget(path).Check(height, width, bands, opts).
+func CheckOutput(path string, height, width, bands int, opts msi.WriteOptions) error {
+	return NewTarget(path).Check(height, width, bands, opts)
+}
+
 // recognize returns the first format of All that recognizes path, or nil.
 func recognize(path string) msi.Format {
 	for _, f := range All {
 		if f.Recognize(path) {
+			return f
+		}
+	}
+	return nil
+}
+
+// recognizeInput returns the first format of All that recognizes path as
+// a cube to read (msi.InputRecognizer, else Recognize), or nil.
+func recognizeInput(path string) msi.Format {
+	for _, f := range All {
+		if r, ok := f.(msi.InputRecognizer); ok && r.RecognizeInput(path) || f.Recognize(path) {
 			return f
 		}
 	}
@@ -234,12 +271,31 @@ func WindowLabels() []string { return windowReaders() }
 
 // Paths lists what the paths of every format look like, for help and
 // errors: "a band-stack folder, an ENVI .hdr, a .npy or a .mat[:VAR]".
-func Paths() string {
-	paths := make([]string, len(All))
-	for i, f := range All {
-		paths[i] = f.Info().Path
+func Paths() string { return paths("", false) }
+
+// WritePaths lists what the paths of the outputs of every format that
+// writes in this build (not msi.ReadOnly) look like, for help and errors:
+// "a band-stack folder (an existing folder, or a path without an
+// extension), an ENVI .hdr, a .npy or a .mat[:VAR]".
+func WritePaths() string {
+	return paths(" (an existing folder, or a path without an extension)", true)
+}
+
+// paths lists the Path of every format (with writers, of those that
+// write), the band stack's followed by folderNote.
+func paths(folderNote string, writers bool) string {
+	var p []string
+	for _, f := range All {
+		if writers && readOnly(f) {
+			continue
+		}
+		path := f.Info().Path
+		if f == folder {
+			path += folderNote
+		}
+		p = append(p, path)
 	}
-	return joinLabels(paths, "or")
+	return joinLabels(p, "or")
 }
 
 // joinLabels lists labels for a message: "a", "a and b", "a, b and c".

@@ -127,6 +127,11 @@ func TestRecognize(t *testing.T) {
 	for _, tc := range []struct{ path, read, write string }{
 		{"a.hdr", "envi", "envi"},
 		{"a.IMG", "envi", "envi"},
+		{"a.dat", "envi", "png"}, // read as ENVI; written as nothing: CheckName
+		{"a.RAW", "envi", "png"},
+		{"a.bsq", "envi", "png"},
+		{"a.bil", "envi", "png"},
+		{"a.bip", "envi", "png"},
 		{"a.Npy", "npy", "npy"},
 		{"a.mat", "mat", "mat"},
 		{"a.mat:cube", "mat", "mat"},
@@ -170,6 +175,59 @@ func TestRecognize(t *testing.T) {
 	}
 	if got, want := WindowLabels(), strings.Split(strings.ReplaceAll(strings.ReplaceAll(windowFormats, ",", ""), " and", ""), " "); !slices.Equal(got, want) {
 		t.Errorf("WindowLabels = %q, want %q", got, want)
+	}
+}
+
+// TestCheckOutput refuses, before anything is written, an output of no
+// format, in a folder that does not exist, that exists (without force),
+// or too large for its format; and takes the others.
+func TestCheckOutput(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.npy")
+	if err := os.WriteFile(existing, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dotted := filepath.Join(dir, "run.v2") // an existing folder, whatever its name
+	if err := os.Mkdir(dotted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big := [3]int{1100, 1100, 450} // 2.2 GB of float32
+	for _, tc := range []struct {
+		path  string
+		size  [3]int
+		opts  msi.WriteOptions
+		error string // "" for none
+	}{
+		{"a.npy", big, msi.WriteOptions{}, ""},
+		{"a.hdr", big, msi.WriteOptions{}, ""},
+		{"denoised", big, msi.WriteOptions{}, ""},
+		{"run.v2", big, msi.WriteOptions{Force: true}, ""},
+		{"a.mat", [3]int{512, 512, 31}, msi.WriteOptions{}, ""},
+		{"a.mat:x", big, msi.WriteOptions{DType: "uint8"}, ""},
+		{"a.mat", [3]int{}, msi.WriteOptions{}, ""}, // size not known yet
+		{"a.mat:x", big, msi.WriteOptions{}, "a.mat: a 1100×1100×450 cube of float32 is 2.0 GiB, more than a level-5 MAT-file holds"},
+		{"a.mat", big, msi.WriteOptions{DType: "float64"}, "write a .npy or an ENVI .hdr, or a narrower element type"},
+		{"a.bsq", big, msi.WriteOptions{}, "a.bsq: tdsc writes no .bsq files: an output is a band-stack folder (an existing folder, or a path without an extension), an ENVI .hdr"},
+		{"a.h5", big, msi.WriteOptions{}, "does not write them"}, // a format tdsc only reads
+		{"a.dat", big, msi.WriteOptions{}, "tdsc writes no .dat files"},
+		{"run.v2", big, msi.WriteOptions{}, "run.v2 already exists"},
+		{"old.npy", big, msi.WriteOptions{}, "old.npy already exists"},
+		{"none/a.npy", big, msi.WriteOptions{}, "none/a.npy: the folder " + filepath.Join(dir, "none") + " does not exist"},
+		{"old.npy/a.npy", big, msi.WriteOptions{}, "old.npy is not a folder"},
+	} {
+		err := CheckOutput(filepath.Join(dir, tc.path), tc.size[0], tc.size[1], tc.size[2], tc.opts)
+		switch {
+		case tc.error == "" && err != nil:
+			t.Errorf("%s: %v", tc.path, err)
+		case tc.error != "" && (err == nil || !strings.Contains(err.Error(), tc.error)):
+			t.Errorf("%s: got %v, want an error containing %q", tc.path, err, tc.error)
+		}
+	}
+	if _, err := Write(filepath.Join(dir, "b.raw"), msi.NewCube(2, 2, 1), msi.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "tdsc writes no .raw files") {
+		t.Errorf("Write(b.raw): %v", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 2 {
+		t.Errorf("the checks left %d files in the folder, want the 2 made here", len(names))
 	}
 }
 

@@ -38,6 +38,22 @@ func (s Source) Open() (*msi.Cube, error) {
 	return c, nil
 }
 
+// Size returns the cube's height, width and bands from its header alone,
+// for a format that reads windows of lines (ENVI, .npy); 0, 0, 0 for
+// another, whose size is known once it is read.
+func (s Source) Size() (height, width, bands int, err error) {
+	if _, ok := s.Format.(msi.WindowOpener); !ok {
+		return 0, 0, 0, nil
+	}
+	r, err := s.OpenWindow()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer r.Close()
+	height, width, bands = r.Size()
+	return height, width, bands, nil
+}
+
 // Windows returns nil when the cube's format reads windows of lines, and
 // otherwise an error saying what it is and which formats can ("a .mat,
 // which cannot be read in strips of lines (ENVI and .npy can)"), without
@@ -99,8 +115,36 @@ func (t Target) Refuse() error {
 	return atomicfile.Refuse(t.Outputs()...)
 }
 
-// Write stores c, atomically (see msi.Format).
+// Check returns the error that writing a height×width×bands cube with
+// opts would meet, found before the cube is made: a name of no format
+// (CheckName) or of a format that does not write (msi.ReadOnly), an
+// existing output without opts.Force, a folder that does not exist or
+// cannot be written (atomicfile.Check), a cube larger than the format
+// holds (msi.SizeLimiter). A size of 0×0×0 (not known yet) skips the
+// last. Commands call it before they read their input, and again with the
+// size once they know it.
+func (t Target) Check(height, width, bands int, opts msi.WriteOptions) error {
+	if err := CheckName(t.Path); err != nil {
+		return err
+	}
+	if r, ok := t.Format.(msi.ReadOnly); ok {
+		return r.WriteError(t.Path)
+	}
+	if err := atomicfile.Check(opts.Force, t.Outputs()...); err != nil {
+		return err
+	}
+	if l, ok := t.Format.(msi.SizeLimiter); ok && height*width*bands > 0 {
+		return l.CheckSize(t.Path, height, width, bands, opts)
+	}
+	return nil
+}
+
+// Write stores c, atomically (see msi.Format). A name of no format is an
+// error (CheckName).
 func (t Target) Write(c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, error) {
+	if err := CheckName(t.Path); err != nil {
+		return msi.WriteInfo{}, err
+	}
 	return t.Format.Write(t.Path, c, opts)
 }
 
@@ -119,6 +163,9 @@ func (t Target) Windows() error {
 // CreateWindow starts the output for writing a height×width×bands cube
 // with metadata meta a window of lines at a time (see CreateWindow).
 func (t Target) CreateWindow(height, width, bands int, meta msi.Metadata, opts msi.WriteOptions) (msi.WindowWriter, error) {
+	if err := CheckName(t.Path); err != nil {
+		return nil, err
+	}
 	if r, ok := t.Format.(msi.ReadOnly); ok {
 		return nil, r.WriteError(t.Path)
 	}

@@ -43,6 +43,23 @@ type Format interface {
 	Write(path string, c *Cube, opts WriteOptions) (WriteInfo, error)
 }
 
+// InputRecognizer is implemented by a Format that reads cubes named by
+// more paths than it writes (ENVI's data files .dat, .raw, .bsq, …, which
+// name the header beside them): RecognizeInput reports whether path names
+// a cube of the format to read; Recognize stays what it writes.
+type InputRecognizer interface {
+	RecognizeInput(path string) bool
+}
+
+// SizeLimiter is implemented by a Format whose files hold cubes only up
+// to a size (a level-5 MAT-file's 2 GB a variable): CheckSize returns an
+// error for a height×width×bands cube written at path with opts that the
+// file cannot hold, saying what can, so that a command refuses it before
+// the work.
+type SizeLimiter interface {
+	CheckSize(path string, height, width, bands int, opts WriteOptions) error
+}
+
 // ReadOnly is implemented by a Format that reads cubes but cannot write
 // them, in this build or at all (HDF5, which tdsc only reads; GeoTIFF in
 // a build without GDAL). WriteError returns the error that its Write

@@ -251,18 +251,16 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, err
 	}
 	j.out, j.mask, j.residual, j.clean = formats.NewTarget(j.Out), formats.NewTarget(j.SaveMask), formats.NewTarget(j.SaveResidual), nil
-	if !j.Force {
-		for _, t := range []formats.Target{j.out, j.mask, j.residual} {
-			if t.Path == "" {
-				continue
-			}
-			if err := t.Refuse(); err != nil {
-				return nil, err
-			}
+	for _, t := range []formats.Target{j.out, j.mask, j.residual} {
+		if t.Path == "" {
+			continue
 		}
-		if err := atomicfile.Refuse(j.SaveDictionary); err != nil {
+		if err := t.Check(0, 0, 0, msi.WriteOptions{Force: j.Force}); err != nil {
 			return nil, err
 		}
+	}
+	if err := atomicfile.Check(j.Force, j.SaveDictionary); err != nil {
+		return nil, err
 	}
 	var err error
 	if j.in, err = formats.NewSource(j.Input, j.Read); err != nil {
@@ -326,6 +324,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 			return err
 		}
 	}
+	if err := j.checkOutputSizes(ctx, noisy); err != nil {
+		return err
+	}
 	var masked []Masked
 	if j.Mask != "" {
 		if masked, err = ApplyMask(noisy, j.Mask, j.MaskRead); err != nil {
@@ -334,6 +335,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	}
 	missing, err := j.checkMissing(noisy, log)
 	if err != nil {
+		return err
+	}
+	if err := j.checkShape(noisy.Height, noisy.Width, noisy.Bands, missing > 0); err != nil {
 		return err
 	}
 	det, took := j.detect(noisy, missing, out, nil)
@@ -371,9 +375,10 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		// The detector's σ when it ran, which leaves out what is not
 		// Gaussian noise; else the estimate a missing σ would have.
 		var estimate float64
-		if det != nil {
+		switch {
+		case det != nil:
 			estimate = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
-		} else {
+		case noise.CheckSize(noisy.Height, noisy.Width, noisy.Bands) == nil:
 			estimate = noise.EstimateMedian(noisy)
 		}
 		j.sayGivenSigma(estimate, noisy.Stored.Scale, log)
@@ -425,6 +430,44 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	result.Processing = j.describe(out.Sigma, res) + how
 	out.Noisy, out.Result = noisy, result
 	return j.writeWhole(ctx, set, noisy, result, det, res, how, log)
+}
+
+// checkShape returns an error for a cube of height×width×bands too small
+// for the job, before any work, saying the size needed: measuring the
+// noise (an estimated σ, the sparse-noise search, the σ of a cube with
+// missing voxels) needs noise.MinSide×MinSide pixels; the method needs
+// its own (Method.Check), checked here when σ is known and otherwise
+// once it is estimated.
+func (j *Job) checkShape(height, width, bands int, missing bool) error {
+	sigma := j.Sigma
+	if sigma == 0 {
+		sigma = j.Known
+	}
+	if err := noise.CheckSize(height, width, bands); err != nil && (sigma == 0 || j.Noise.Sparse != Off || missing) {
+		return fmt.Errorf("%s: %w (or, with --sigma and --sparse-noise off, a size the method takes)", j.Input, err)
+	}
+	if sigma != 0 {
+		return j.Method.Check(sigma, height, width, bands)
+	}
+	return nil
+}
+
+// checkOutputSizes returns an error for an output that cannot hold a cube
+// of noisy's size (formats.CheckOutput), before the work.
+func (j *Job) checkOutputSizes(ctx context.Context, noisy *msi.Cube) error {
+	opts := j.writeOptions(ctx, noisy.Stored)
+	for _, t := range []formats.Target{j.out, j.residual, j.mask} {
+		if t.Path == "" {
+			continue
+		}
+		if t == j.mask {
+			opts = msi.WriteOptions{Force: j.Force} // the format's defaults
+		}
+		if err := t.Check(noisy.Height, noisy.Width, noisy.Bands, opts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // detect runs the sparse-noise detector on c, as the job's noise model
@@ -825,6 +868,11 @@ func read(ctx context.Context, path string, opts msi.ReadOptions, log report.Rep
 	if err != nil {
 		return nil, err
 	}
+	return readSource(ctx, in, log)
+}
+
+// readSource is read of a resolved cube.
+func readSource(ctx context.Context, in formats.Source, log report.Reporter) (*msi.Cube, error) {
 	c, err := parallel.Interruptible(ctx, func() (*msi.Cube, error) { return open(in, log) })
 	if err != nil {
 		return nil, TooLargeHelp(err)

@@ -169,6 +169,13 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	}
 	geom, exact := denoise.TileGeometry(j.Method, sigma)
 	lines := j.Strips.Lines
+	if least := max(geom.Halo, geom.Align); lines > 0 && lines < least {
+		// Every strip reads its halo above and below: a core thinner than
+		// the halo repeats the method's work over more lines than it keeps
+		// (--tile 1 with a halo of 10: 21 lines denoised for each kept).
+		log.Logf("--tile %d is fewer lines than the halo of %d that every strip reads above and below: using strips of %d lines", lines, geom.Halo, least)
+		lines = least
+	}
 	if lines == 0 {
 		if lines, err = tile.LinesFor(budget-FixedMemory, width, bands, j.Spec.BytesPerVoxel, geom); err != nil {
 			return fmt.Errorf("%s: %v (the budget of %s less %s that does not grow with the strip): raise --max-memory",
@@ -242,7 +249,10 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 // its units.
 func (j *Job) stripSigma(in tile.Reader, stored msi.Storage, log report.Reporter) (float64, error) {
 	height, width, bands := in.Size()
-	if j.Sigma != 0 {
+	if err := j.checkShape(height, width, bands, false); err != nil {
+		return 0, err
+	}
+	if j.Sigma != 0 && noise.CheckSize(height, width, bands) == nil {
 		n := min(height, sigmaWindowLines, max(2, checkWindowVoxels/(width*bands)))
 		window, err := in.ReadLines((height-n)/2, n)
 		if err != nil {

@@ -129,6 +129,9 @@ var (
 	NoisyColour     = color.RGBA{R: 150, G: 150, B: 150, A: 255}
 	DenoisedColour  = color.RGBA{R: 20, G: 80, B: 220, A: 255}
 	ReferenceColour = color.RGBA{R: 240, G: 140, B: 0, A: 255}
+	// NoDataColour draws a missing voxel (NaN) in the bands, which no gray
+	// level of a mapping would tell from a value.
+	NoDataColour = color.RGBA{R: 255, G: 0, B: 255, A: 255}
 )
 
 // Layout of the picture, in pixels.
@@ -180,6 +183,9 @@ func Inspect(in *Inspection) *image.RGBA {
 	intensity, removed := ImageRange(in.Denoised), SymmetricRange(in.Removed)
 	caption := fmt.Sprintf("noisy, denoised: black %s, white %s;  removed: gray 0, black -%s, white +%s",
 		short(intensity.Lo), short(intensity.Hi), short(removed.Hi), short(removed.Hi))
+	if slices.ContainsFunc(in.Noisy, math.IsNaN) || slices.ContainsFunc(in.Denoised, math.IsNaN) || slices.ContainsFunc(in.Removed, math.IsNaN) {
+		caption += ";  no data: magenta"
+	}
 
 	// As many plots side by side as the bands' width holds, and at least
 	// three (or as many as there are) even when the bands are narrower.
@@ -212,7 +218,13 @@ func Inspect(in *Inspection) *image.RGBA {
 		for y := range ph {
 			row := img.Pix[(panelsTop+y)*img.Stride:]
 			for x := range pw {
-				g := p.m.Gray(p.band[(y/scale)*w+x/scale])
+				v := p.band[(y/scale)*w+x/scale]
+				if math.IsNaN(v) {
+					c := NoDataColour
+					copy(row[4*(x0+x):], []uint8{c.R, c.G, c.B, c.A})
+					continue
+				}
+				g := p.m.Gray(v)
 				copy(row[4*(x0+x):], []uint8{g, g, g, 255})
 			}
 		}

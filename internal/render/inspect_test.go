@@ -329,3 +329,41 @@ func TestDrawLine(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectNoData: a missing (NaN) voxel is drawn in NoDataColour in
+// every panel, not as a gray level (black reads as −3σ in the removed
+// panel), and the caption says so; without missing voxels it says nothing.
+func TestInspectNoData(t *testing.T) {
+	const h, w = 20, 25
+	in := &Inspection{Height: h, Width: w, Band: "band 1", Noisy: make([]float64, h*w), Denoised: make([]float64, h*w), Removed: make([]float64, h*w)}
+	for i := range in.Noisy {
+		in.Denoised[i] = float64(i % 200)
+		in.Noisy[i] = in.Denoised[i] + float64(i%7-3)
+		in.Removed[i] = in.Noisy[i] - in.Denoised[i]
+	}
+	clean := Inspect(in)
+	in.Noisy[0], in.Denoised[0], in.Removed[0] = math.NaN(), math.NaN(), math.NaN()
+	img := Inspect(in)
+	const scale = (minPanel + w - 1) / w
+	top := margin + 2*lineHeight
+	for i := range 3 {
+		if got := img.RGBAAt(margin+i*(w*scale+panelGap), top); got != NoDataColour {
+			t.Errorf("panel %d: a missing voxel drawn %v", i, got)
+		}
+	}
+	// The caption line is longer by the note: more ink at its end.
+	inkAt := func(img *image.RGBA) (n int) {
+		y0 := top + h*scale + 4
+		for y := y0; y < y0+textHeight; y++ {
+			for x := range img.Bounds().Dx() {
+				if img.RGBAAt(x, y) == ink {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if inkAt(img) <= inkAt(clean) {
+		t.Error("the caption does not say how missing voxels are drawn")
+	}
+}

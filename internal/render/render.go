@@ -90,14 +90,23 @@ func CubeAtoms(m *dictfile.Model) *image.Gray {
 // white gap. All panels share one linear intensity mapping so they can be
 // compared: 0 maps to black and the 99.5th percentile of the first band
 // (the reference) to white, values beyond are clipped. The stretch makes
-// dark bands (such as 420 nm in CAVE scenes) visible.
-// It panics if a band is not h·w long.
-func SideBySide(bands [][]float64, h, w int) *image.Gray {
+// dark bands (such as 420 nm in CAVE scenes) visible. With labels (one
+// per band), each panel has its label written above it, cut at the left
+// to the panel's width ("...oised30.hdr"); nil labels draw none.
+// It panics if a band is not h·w long or labels are not one per band.
+func SideBySide(bands [][]float64, labels []string, h, w int) *image.Gray {
 	const gap = 4
 	for i, b := range bands {
 		if len(b) != h*w {
 			panic(fmt.Sprintf("render: band %d has %d values, want %d", i, len(b), h*w))
 		}
+	}
+	if labels != nil && len(labels) != len(bands) {
+		panic(fmt.Sprintf("render: %d labels for %d bands", len(labels), len(bands)))
+	}
+	top := 0
+	if labels != nil {
+		top = lineHeight
 	}
 	white := 255.0
 	if len(bands) > 0 {
@@ -110,23 +119,37 @@ func SideBySide(bands [][]float64, h, w int) *image.Gray {
 		}
 	}
 	n := len(bands)
-	img := image.NewGray(image.Rect(0, 0, n*w+(n-1)*gap, h))
+	img := image.NewGray(image.Rect(0, 0, n*w+(n-1)*gap, top+h))
 	for i := range img.Pix {
 		img.Pix[i] = 255
 	}
 	for i, b := range bands {
 		x0 := i * (w + gap)
+		if labels != nil {
+			drawText(img, x0, (lineHeight-textHeight)/2, fitText(labels[i], w), ink)
+		}
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
 				v := math.Round(255 * b[y*w+x] / white)
 				if math.IsNaN(v) { // a missing voxel: black
 					v = 0
 				}
-				img.Pix[y*img.Stride+x0+x] = uint8(math.Max(0, math.Min(255, v)))
+				img.Pix[(top+y)*img.Stride+x0+x] = uint8(math.Max(0, math.Min(255, v)))
 			}
 		}
 	}
 	return img
+}
+
+// fitText returns s, or its end after "..." when s is wider than width
+// pixels, so that the end of a path (the file's name) stays.
+func fitText(s string, width int) string {
+	if textWidth(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	keep := min(max(0, width/charWidth-3), len(r))
+	return "..." + string(r[len(r)-keep:])
 }
 
 // WritePNG writes img to path atomically (see package atomicfile). An

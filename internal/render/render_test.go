@@ -77,7 +77,7 @@ func TestSideBySideSharesOneMapping(t *testing.T) {
 	for i := range half {
 		half[i] = ref[i] / 2
 	}
-	img := SideBySide([][]float64{ref, half}, h, w)
+	img := SideBySide([][]float64{ref, half}, nil, h, w)
 	if img.Bounds().Dx() != 2*w+4 || img.Bounds().Dy() != h {
 		t.Fatalf("size %v", img.Bounds())
 	}
@@ -106,7 +106,7 @@ func TestSideBySideMissing(t *testing.T) {
 	for i := range 50 {
 		ref[2*i] = math.NaN()
 	}
-	img := SideBySide([][]float64{ref}, h, w)
+	img := SideBySide([][]float64{ref}, nil, h, w)
 	if g := img.GrayAt(0, 0).Y; g != 0 {
 		t.Errorf("a missing voxel drawn as %d", g)
 	}
@@ -169,5 +169,44 @@ func TestCubeAtoms(t *testing.T) {
 	got, want := CubeAtoms(m), AtomGrid(tiles, h, w*q, 8)
 	if !got.Bounds().Eq(want.Bounds()) || !slices.Equal(got.Pix, want.Pix) {
 		t.Error("CubeAtoms differs from the grid of the atoms' band slices side by side")
+	}
+}
+
+// TestSideBySideLabels: with labels the panels sit under a strip with
+// each label written (in ink) above its panel, cut at the left to the
+// panel's width, and drawn as without labels.
+func TestSideBySideLabels(t *testing.T) {
+	const h, w = 10, 60
+	ref := make([]float64, h*w)
+	for i := range ref {
+		ref[i] = float64(i)
+	}
+	plain := SideBySide([][]float64{ref, ref}, nil, h, w)
+	img := SideBySide([][]float64{ref, ref}, []string{"clean", "a/long/path/to/denoised.hdr"}, h, w)
+	if img.Bounds().Dy() != h+lineHeight {
+		t.Fatalf("size %v, want %d lines of panel under %d of labels", img.Bounds(), h, lineHeight)
+	}
+	for p := range 2 {
+		inked := 0
+		for y := range lineHeight {
+			for x := p * (w + 4); x < p*(w+4)+w; x++ {
+				if img.GrayAt(x, y).Y < 128 {
+					inked++
+				}
+			}
+		}
+		if inked == 0 {
+			t.Errorf("panel %d has no label", p)
+		}
+	}
+	for y := range h {
+		for x := range plain.Bounds().Dx() {
+			if a, b := plain.GrayAt(x, y).Y, img.GrayAt(x, y+lineHeight).Y; a != b {
+				t.Fatalf("pixel (%d, %d): %d with labels, %d without", x, y, b, a)
+			}
+		}
+	}
+	if got := fitText("a/long/path/to/denoised.hdr", 60); got != "...d.hdr" || textWidth(got) > 60 {
+		t.Errorf("fitText = %q", got)
 	}
 }

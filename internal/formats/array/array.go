@@ -274,7 +274,8 @@ func Float16Value(bits uint16) float64 {
 // value, into a new cube. firstLine is the cube's first line in the whole
 // array, for error messages (0 unless raw holds a window of lines). A NaN
 // (possible only when float is set) is a missing voxel and stays NaN; an
-// infinite value is an error naming its place, as for ENVI input.
+// infinite value is an error naming its place, as for ENVI input, and so
+// is a float beyond ±msi.MaxMagnitude (read with the wrong byte order).
 func Decode(raw []byte, l Layout, size int, float bool, value DecodeFunc, firstLine int) (*msi.Cube, error) {
 	c := msi.NewCube(l.Height, l.Width, l.Bands)
 	for b := range l.Bands {
@@ -287,6 +288,9 @@ func Decode(raw []byte, l Layout, size int, float bool, value DecodeFunc, firstL
 				v := value(raw[off : off+size])
 				if float && math.IsInf(v, 0) {
 					return nil, fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): infinite values are not supported (NaN marks a missing value)", v, b, firstLine+y, x)
+				}
+				if float && msi.Implausible(v) {
+					return nil, msi.ImplausibleError(v, b, firstLine+y, x)
 				}
 				row[x] = v
 			}

@@ -1,8 +1,10 @@
 // Package envi reads and writes cubes as ENVI files: a text header
 // (X.hdr) beside the raw values (X.img). It reads band-sequential (BSQ),
 // band-interleaved-by-line (BIL) and by-pixel (BIP) files of uint8, int16,
-// uint16, float32 and float64 values of either byte order, whole or a
-// window of lines at a time, and writes float32 BSQ little-endian, whole
+// uint16, int32, uint32, int64, uint64 (64-bit integers rounded to the
+// nearest float64 above 2⁵³), float32 and float64 values of either byte
+// order, named by the header or the data file (.img, .dat, .raw, .bsq,
+// .bil, .bip), whole or a window of lines at a time, and writes float32 BSQ little-endian, whole
 // or a window of lines at a time.
 //
 // Units. Reading applies the header's data gain values and data offset
@@ -63,6 +65,17 @@ func (format) Recognize(path string) bool {
 	return ext == ".hdr" || ext == ".img"
 }
 
+// dataExtensions are the extensions of ENVI data files that name a cube
+// to read, as .img does: the header is found beside them (enviPaths).
+var dataExtensions = []string{".img", ".raw", ".dat", ".bsq", ".bil", ".bip"}
+
+// RecognizeInput reports whether path names an ENVI cube to read: a .hdr,
+// or a data file of one of dataExtensions, in any case.
+func (format) RecognizeInput(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".hdr" || slices.Contains(dataExtensions, ext)
+}
+
 // Outputs returns the header and data file that writing path makes: path
 // with its .hdr or .img extension replaced by .hdr and .img.
 func (format) Outputs(path string) []string {
@@ -118,9 +131,13 @@ func (format) CreateWindow(path string, height, width, bands int, meta msi.Metad
 const (
 	enviUint8   = 1
 	enviInt16   = 2
+	enviInt32   = 3
 	enviFloat32 = 4
 	enviFloat64 = 5
 	enviUint16  = 12
+	enviUint32  = 13
+	enviInt64   = 14
+	enviUint64  = 15
 )
 
 // enviBytes maps each supported data type to the size of one value.
@@ -130,9 +147,9 @@ func enviBytes(dataType int) int {
 		return 1
 	case enviInt16, enviUint16:
 		return 2
-	case enviFloat32:
+	case enviInt32, enviUint32, enviFloat32:
 		return 4
-	case enviFloat64:
+	case enviInt64, enviUint64, enviFloat64:
 		return 8
 	}
 	return 0
@@ -265,7 +282,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 		*f.dst = n
 	}
 	if enviBytes(h.dataType) == 0 {
-		return nil, fmt.Errorf("unsupported data type %d (supported: 1 uint8, 2 int16, 4 float32, 5 float64, 12 uint16)", h.dataType)
+		return nil, fmt.Errorf("unsupported data type %d (supported: 1 uint8, 2 int16, 3 int32, 4 float32, 5 float64, 12 uint16, 13 uint32, 14 int64, 15 uint64)", h.dataType)
 	}
 	if v, ok := fields["interleave"]; ok {
 		h.interleave = strings.ToLower(strings.TrimSpace(v))
@@ -403,14 +420,19 @@ func clip(s string) string {
 }
 
 // enviPaths returns the header and data file of the ENVI cube named by path
-// (either of the two). The data file of X.hdr is the first of X.img, X.raw,
-// X.dat and X that exists; the header of X.img is X.hdr or X.img.hdr.
+// (either of the two). The data file of X.hdr is the first of X with one of
+// dataExtensions (X.img, X.raw, …) and X that exists; the header of a data
+// file X.img (or X.dat, …) is X.hdr or X.img.hdr.
 func enviPaths(path string) (hdr, data string, err error) {
 	ext := filepath.Ext(path)
 	stem := strings.TrimSuffix(path, ext)
 	var candidates []string
 	if strings.EqualFold(ext, ".hdr") {
-		hdr, candidates = path, []string{stem + ".img", stem + ".raw", stem + ".dat", stem}
+		hdr = path
+		for _, e := range dataExtensions {
+			candidates = append(candidates, stem+e)
+		}
+		candidates = append(candidates, stem)
 	} else {
 		data, candidates = path, []string{stem + ".hdr", path + ".hdr"}
 	}
@@ -582,6 +604,14 @@ func enviTypeName(dataType int) string {
 		return "int16"
 	case enviUint16:
 		return "uint16"
+	case enviInt32:
+		return "int32"
+	case enviUint32:
+		return "uint32"
+	case enviInt64:
+		return "int64"
+	case enviUint64:
+		return "uint64"
 	case enviFloat32:
 		return "float32"
 	}
@@ -619,6 +649,14 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 		value = func(b []byte) float64 { return float64(int16(order.Uint16(b))) }
 	case enviUint16:
 		value = func(b []byte) float64 { return float64(order.Uint16(b)) }
+	case enviInt32:
+		value = func(b []byte) float64 { return float64(int32(order.Uint32(b))) }
+	case enviUint32:
+		value = func(b []byte) float64 { return float64(order.Uint32(b)) }
+	case enviInt64:
+		value = func(b []byte) float64 { return float64(int64(order.Uint64(b))) }
+	case enviUint64:
+		value = func(b []byte) float64 { return float64(order.Uint64(b)) }
 	case enviFloat32:
 		value = func(b []byte) float64 { return float64(math.Float32frombits(order.Uint32(b))) }
 	case enviFloat64:
@@ -637,6 +675,7 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 		bandStride, lineStride, sampleStride = 1, S*B, B
 	}
 	noData, hasNoData := h.meta.NoData, h.meta.HasNoData
+	float := h.dataType == enviFloat32 || h.dataType == enviFloat64
 	for b := range B {
 		out := c.Band(b)
 		gain, offset := 1.0, 0.0
@@ -652,6 +691,8 @@ func decodeENVI(c *msi.Cube, raw []byte, h *enviHeader, firstLine int) error {
 				switch {
 				case math.IsInf(v, 0):
 					return fmt.Errorf("value %v at band %d, line %d, sample %d (from 0): infinite values are not supported (NaN or the data ignore value mark a missing value)", v, b, firstLine+y, x)
+				case float && msi.Implausible(v):
+					return msi.ImplausibleError(v, b, firstLine+y, x)
 				case hasNoData && v == noData:
 					v = math.NaN()
 				case h.gains != nil:

@@ -97,6 +97,14 @@ func enviValue(dataType, b, y, x int) float64 {
 		return v - 100
 	case enviUint16:
 		return v * 300
+	case enviInt32:
+		return v*1000 - 100000 // beyond int16, negative
+	case enviUint32:
+		return v*100000 + 70000 // beyond uint16
+	case enviInt64:
+		return v*1e9 - 5e10 // beyond int32, negative
+	case enviUint64:
+		return v*1e12 + 1 // beyond uint32, exact below 2⁵³
 	case enviFloat32, enviFloat64:
 		return v/4 - 3
 	}
@@ -112,6 +120,14 @@ func putValue(buf []byte, dataType int, order binary.AppendByteOrder, v float64)
 		return order.AppendUint16(buf, uint16(int16(v)))
 	case enviUint16:
 		return order.AppendUint16(buf, uint16(v))
+	case enviInt32:
+		return order.AppendUint32(buf, uint32(int32(v)))
+	case enviUint32:
+		return order.AppendUint32(buf, uint32(v))
+	case enviInt64:
+		return order.AppendUint64(buf, uint64(int64(v)))
+	case enviUint64:
+		return order.AppendUint64(buf, uint64(v))
 	case enviFloat32:
 		return order.AppendUint32(buf, math.Float32bits(float32(v)))
 	case enviFloat64:
@@ -169,7 +185,7 @@ func synthENVI(t *testing.T, dir string, dataType int, interleave string, bigEnd
 func synthLayouts(t *testing.T, samples, lines, bands int) (hdrs []string, dataTypes []int) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, dataType := range []int{enviUint8, enviInt16, enviFloat32, enviFloat64, enviUint16} {
+	for _, dataType := range []int{enviUint8, enviInt16, enviInt32, enviFloat32, enviFloat64, enviUint16, enviUint32, enviInt64, enviUint64} {
 		for _, interleave := range []string{"bsq", "bil", "bip"} {
 			for _, bigEndian := range []bool{false, true} {
 				offset := 0
@@ -223,6 +239,11 @@ func TestENVIDataFileNames(t *testing.T) {
 		{"c.hdr", "c", "c.hdr"},
 		{"d.img.hdr", "d.img", "d.img"},
 		{"e.img.hdr", "e.img", "e.img.hdr"},
+		{"f.hdr", "f.dat", "f.dat"},
+		{"g.hdr", "g.raw", "g.raw"},
+		{"h.hdr", "h.bsq", "h.bsq"},
+		{"i.hdr", "i.bil", "i.bil"},
+		{"j.bip.hdr", "j.bip", "j.bip"},
 	} {
 		dir := t.TempDir()
 		writeFile(t, dir, tc.hdr, header)
@@ -288,7 +309,7 @@ func TestParseENVIHeaderErrors(t *testing.T) {
 		{"non-numeric", "ENVI\n" + base + "lines = two\n", "lines"},
 		{"zero bands", "ENVI\n" + base + "bands = 0\n", "bands"},
 		{"negative offset", "ENVI\n" + base + "header offset = -1\n", "header offset"},
-		{"data type 3", "ENVI\n" + base + "data type = 3\n", "unsupported data type 3"},
+		{"data type 6 (complex)", "ENVI\n" + base + "data type = 6\n", "unsupported data type 6"},
 		{"interleave", "ENVI\n" + base + "interleave = bsx\n", "unsupported interleave"},
 		{"byte order", "ENVI\n" + base + "byte order = 2\n", "byte order"},
 		{"unclosed brace", "ENVI\n" + base + "wavelength = {1,\n2\n", "never closed"},

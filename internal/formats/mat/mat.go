@@ -136,6 +136,27 @@ func (format) Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteI
 	return msi.WriteInfo{Clipped: clipped}, err
 }
 
+// CheckSize returns an error for a height×width×bands cube of opts.DType
+// values that a level-5 MAT-file, the one tdsc writes, cannot hold (2 GB
+// of values a variable), saying which outputs can.
+func (format) CheckSize(path string, height, width, bands int, opts msi.WriteOptions) error {
+	t, err := array.TypeNamed(opts.DType)
+	if err != nil {
+		return err
+	}
+	need := float64(height) * float64(width) * float64(bands) * float64(t.Size)
+	if need <= matfile.MaxVariableBytes {
+		return nil
+	}
+	file, _ := splitPath(path)
+	help := "write a .npy or an ENVI .hdr"
+	if need/float64(t.Size) <= matfile.MaxVariableBytes {
+		help += ", or a narrower element type (--dtype)"
+	}
+	return fmt.Errorf("%s: a %d×%d×%d cube of %s is %s, more than a level-5 MAT-file holds (2 GiB a variable; tdsc writes no v7.3 MAT-file): %s",
+		file, height, width, bands, t.Name, msi.FormatBytes(int64(need)), help)
+}
+
 // Names of a variable that holds a cube's wavelengths in nanometres.
 var wavelengthNames = []string{"wavelengths", "wavelength"}
 

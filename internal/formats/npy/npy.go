@@ -410,6 +410,10 @@ func (r *reader) Prepare(ctx context.Context) error {
 				y, x, b := r.place(i + j)
 				return fmt.Errorf("%s: value %v at band %d, line %d, sample %d (from 0): infinite values are not supported (NaN marks a missing value)", r.path, v, b, y, x)
 			}
+			if r.t.Float && msi.Implausible(v) {
+				y, x, b := r.place(i + j)
+				return fmt.Errorf("%s: %w", r.path, msi.ImplausibleError(v, b, y, x))
+			}
 			if v > largest {
 				largest = v
 			}

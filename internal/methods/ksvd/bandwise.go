@@ -92,7 +92,7 @@ func (o BandOptions) Validate(height, width, bands int) error {
 		return err
 	}
 	if n := (height - o.Patch + 1) * (width - o.Patch + 1); n < o.Atoms {
-		return option.Errorf("atoms", o.Atoms, "a %d×%d band has %d patch positions, fewer than the %d atoms to learn", height, width, n, o.Atoms)
+		return option.Errorf("atoms", o.Atoms, "a %d×%d band has %d patch positions, fewer than the %d atoms to learn: it needs at least %d (a larger cube, or fewer --atoms)", height, width, n, o.Atoms, o.Atoms)
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func (o Options3D) Validate(height, width, bands int) error {
 		return err
 	}
 	if (height-o.Patch+1)*(width-o.Patch+1)*(bands-o.Depth+1) < o.Atoms {
-		return option.Errorf("atoms", o.Atoms, "a %d×%d×%d image has fewer patch positions than the %d atoms to learn", height, width, bands, o.Atoms)
+		return option.Errorf("atoms", o.Atoms, "a %d×%d×%d image has fewer patch positions than the %d atoms to learn: it needs at least %d (a larger cube, or fewer --atoms)", height, width, bands, o.Atoms, o.Atoms)
 	}
 	return nil
 }

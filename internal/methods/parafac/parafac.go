@@ -104,7 +104,17 @@ func (o Options) Validate(height, width, bands int) error {
 	if o.Rank > 0 && o.Rank*(height+width+bands-2) >= height*width*bands {
 		return option.Errorf(rankSetting.Name, o.Rank, "rank %d: a %d×%d×%d cube has fewer entries than the model has parameters", o.Rank, height, width, bands)
 	}
+	if o.Rank == 0 && !ladderFits(rankLadder[0], [3]int{height, width, bands}) {
+		return fmt.Errorf("the cube is %d×%d×%d, too small to choose the CP rank: its least rank, %d, needs at least %d voxels (give --rank)",
+			height, width, bands, rankLadder[0], 2*rankLadder[0]*(height+width+bands-2)+2)
+	}
 	return nil
+}
+
+// ladderFits reports whether ChooseRank tries rank on a cube of dims: a
+// model of at most half as many parameters as the cube has entries.
+func ladderFits(rank int, dims [3]int) bool {
+	return rank*(dims[0]+dims[1]+dims[2]-2) < dims[0]*dims[1]*dims[2]/2
 }
 
 // Denoiser is the parafac method. It keeps nothing from one run to the
@@ -210,8 +220,11 @@ func ChooseRank(ctx context.Context, y *multilinear.Tensor, sigma float64, seed 
 		}
 		return model, res[len(res)-1], nil
 	}
+	if !ladderFits(rankLadder[0], dims) {
+		return nil, fmt.Errorf("a %d×%d×%d tensor is too small to choose the CP rank", dims[0], dims[1], dims[2])
+	}
 	for _, rank := range rankLadder {
-		if rank*(dims[0]+dims[1]+dims[2]-2) >= y.Len()/2 {
+		if !ladderFits(rank, dims) {
 			break
 		}
 		var start *multilinear.CP

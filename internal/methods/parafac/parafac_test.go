@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -180,5 +181,21 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (Options{}).Resolve(10).Validate(20, 20, 1); err == nil {
 		t.Error("a cube of one band was accepted")
+	}
+}
+
+// TestTooSmallForTheLadder: a cube too small for the least rank of the
+// ladder is refused by Check with the size it needs, at exactly the size
+// ChooseRank would find no rung, and taken one voxel above.
+func TestTooSmallForTheLadder(t *testing.T) {
+	d := &Denoiser{}
+	if err := d.Check(10, 2, 4, 4); err == nil || !strings.Contains(err.Error(), "needs at least 34 voxels (give --rank)") {
+		t.Errorf("2×4×4: %v", err)
+	}
+	if err := d.Check(10, 2, 4, 5); err != nil { // 40 voxels: 2·(2+4+5−2) = 18 < 20
+		t.Errorf("2×4×5: %v", err)
+	}
+	if err := (&Denoiser{Options: Options{Rank: 1}}).Check(10, 2, 4, 4); err != nil {
+		t.Errorf("2×4×4 with --rank 1: %v", err)
 	}
 }

@@ -229,7 +229,7 @@ func learn(ctx context.Context, x *tproduct.Tensor, g *patch.Grid, o Options) (*
 		if o.Samples < g.Len() {
 			return nil, fmt.Errorf("%d training samples are fewer than the %d atoms to learn", o.Samples, o.Atoms)
 		}
-		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn", x.N, o.Atoms)
+		return nil, fmt.Errorf("the image has %d patch positions, fewer than the %d atoms to learn: it needs at least %d (a larger cube, a smaller --stride, or fewer --atoms)", x.N, o.Atoms, o.Atoms)
 	}
 	return tsc.Learn(ctx, o.codingShape(x), tsc.LearnOptions{
 		Atoms: o.Atoms, Beta: o.Beta, Iters: o.TrainIters, InnerIters: o.InnerIters,

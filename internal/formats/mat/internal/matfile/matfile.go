@@ -556,6 +556,10 @@ func ValidName(name string) bool {
 // field is 32 bits, and MATLAB refuses variables of 2 GB or more in v7 files.
 const maxElement = math.MaxInt32 - 1024
 
+// MaxVariableBytes is the largest number of bytes of values a variable of
+// a level-5 file can hold, with room for its name and dimensions.
+const MaxVariableBytes = maxElement - 256
+
 // WriteVar writes a real numeric variable: data holds its values of class
 // class, little-endian, column-major for the dimensions dims (at least
 // two).
