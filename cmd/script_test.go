@@ -229,14 +229,28 @@ func cmdStoreCube(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 }
 
+// scriptInts reads a script command's arguments as whole numbers of at
+// least lo, failing the script with the command's name and the first bad
+// argument.
+func scriptInts(ts *testscript.TestScript, command string, args []string, lo int) []int {
+	n := make([]int, len(args))
+	for i, a := range args {
+		v, err := strconv.Atoi(a)
+		if err != nil || v < lo {
+			ts.Fatalf("%s: bad number %q (want a whole number ≥ %d)", command, a, lo)
+		}
+		n[i] = v
+	}
+	return n
+}
+
 // cmdTruncate writes the first N bytes of a file: `truncate SRC DST N`,
 // a file cut short as by an interrupted copy.
 func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: truncate SRC DST N")
 	}
-	n, err := strconv.Atoi(args[2])
-	ts.Check(err)
+	n := scriptInts(ts, "truncate", args[2:], 0)[0]
 	data, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
 	if n < 0 || n > len(data) {
@@ -253,14 +267,7 @@ func cmdCropCube(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 6 {
 		ts.Fatalf("usage: cropcube SRC DST Y0 X0 HEIGHT WIDTH")
 	}
-	var n [4]int
-	for i, a := range args[2:] {
-		v, err := strconv.Atoi(a)
-		if err != nil || v < 0 {
-			ts.Fatalf("cropcube: bad number %q", a)
-		}
-		n[i] = v
-	}
+	n := scriptInts(ts, "cropcube", args[2:], 0)
 	c, err := formats.Open(ts.MkAbs(args[0]))
 	ts.Check(err)
 	if n[0]+n[2] > c.Height || n[1]+n[3] > c.Width || n[2] < 1 || n[3] < 1 {
@@ -279,10 +286,7 @@ func cmdDetectorStripes(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 4 {
 		ts.Fatalf("usage: detectorstripes SRC DST PERIOD AMPLITUDE")
 	}
-	period, err := strconv.Atoi(args[2])
-	if err != nil || period < 1 {
-		ts.Fatalf("detectorstripes: bad period %q", args[2])
-	}
+	period := scriptInts(ts, "detectorstripes", args[2:3], 1)[0]
 	amplitude, err := strconv.ParseFloat(args[3], 64)
 	ts.Check(err)
 	c, err := formats.Open(ts.MkAbs(args[0]))
@@ -312,14 +316,7 @@ func cmdNoDataCube(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 4 {
 		ts.Fatalf("usage: nodatacube FILE.hdr HEIGHT WIDTH BANDS")
 	}
-	var dims [3]int
-	for i, a := range args[1:] {
-		n, err := strconv.Atoi(a)
-		if err != nil || n < 1 {
-			ts.Fatalf("nodatacube: bad size %q", a)
-		}
-		dims[i] = n
-	}
+	dims := scriptInts(ts, "nodatacube", args[1:], 1)
 	h, w, bands := dims[0], dims[1], dims[2]
 	rng := rand.New(rand.NewPCG(22, 4))
 	data := make([]byte, 0, 2*h*w*bands)
@@ -349,12 +346,7 @@ func cmdMaskCube(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 7 && (len(args) != 8 || args[7] != "outside") {
 		ts.Fatalf("usage: maskcube FILE HEIGHT WIDTH Y0 Y1 X0 X1 [outside]")
 	}
-	var n [6]int
-	for i, a := range args[1:7] {
-		v, err := strconv.Atoi(a)
-		ts.Check(err)
-		n[i] = v
-	}
+	n := scriptInts(ts, "maskcube", args[1:7], 0)
 	inside, outside := 1.0, 0.0
 	if len(args) == 8 {
 		inside, outside = 0, 1
@@ -381,12 +373,7 @@ func cmdSetMissing(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 8 {
 		ts.Fatalf("usage: setmissing SRC DST Y0 Y1 X0 X1 B0 B1")
 	}
-	var n [6]int
-	for i, a := range args[2:] {
-		v, err := strconv.Atoi(a)
-		ts.Check(err)
-		n[i] = v
-	}
+	n := scriptInts(ts, "setmissing", args[2:], 0)
 	c, err := formats.Open(ts.MkAbs(args[0]))
 	ts.Check(err)
 	for b := n[4]; b < n[5]; b++ {

@@ -12,15 +12,13 @@ import (
 
 	"tdsc/internal/formats/hdf5"
 	"tdsc/internal/msi"
+	"tdsc/internal/testenv/cubetest"
 )
 
-// randomCube returns an h×w×b cube of whole levels in [0, 255] with a few
+// geoCube returns an h×w×b cube of whole levels in [0, 255] with a few
 // missing voxels, and metadata of every kind GeoTIFF carries.
-func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
-	c := msi.NewCube(h, w, b)
-	for i := range c.Data {
-		c.Data[i] = float64(rng.IntN(256))
-	}
+func geoCube(rng *rand.Rand, h, w, b int) *msi.Cube {
+	c := cubetest.Levels(rng, h, w, b, 256)
 	c.Data[3], c.Data[len(c.Data)-1] = math.NaN(), math.NaN()
 	c.Georef = &msi.Georef{Transform: [6]float64{300000, 10, 0, 5e6, 0, -10}}
 	for i := range b {
@@ -40,7 +38,7 @@ func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
 func TestWriteRead(t *testing.T) {
 	rng := rand.New(rand.NewPCG(32, 1))
 	dir := t.TempDir()
-	c := randomCube(rng, 13, 7, 3)
+	c := geoCube(rng, 13, 7, 3)
 	for _, tc := range []struct {
 		name string
 		opts msi.WriteOptions
