@@ -27,7 +27,12 @@
 //     on the cube as it is, exactly as without the detector; a cube with
 //     missing voxels and no sparse noise has them filled first (PathFill).
 //     A given σ more than denoise.SigmaMismatch times away from the
-//     estimate is warned of.
+//     estimate is warned of. Signal-dependent noise (the bands'
+//     noise-level functions fitted by package noiselevel, or given) is
+//     first stabilised (package vst; stripes the detector found in the
+//     input subtracted before), the stabilised cube denoised by the paths
+//     above with the impulses and dead pixels found in the input, and the
+//     result inverted without bias (PathStabilised, stabilise.go).
 //  3. Outputs: the result, and on request the learned dictionary, the mask
 //     of the pixels treated as missing and the residual noisy − result,
 //     each with the input's metadata and a processing line that says how
@@ -358,7 +363,14 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	}
 	work := noisy
 	if stab != nil {
-		work = stab.Forward(nil, noisy)
+		// Stripes are an offset of the input's values: subtracted there,
+		// where they are one offset per column; on the stabilised cube
+		// they would vary with the signal down the column.
+		if j.Noise.Stripes != Off && det != nil && len(significantStripes(det)) > 0 {
+			work = repair.SubtractStripes(noisy, det.StripeOffsets)
+			log.Logf("stripes subtracted from the input before stabilising: %d bands", len(det.StripedBands()))
+		}
+		work = stab.Forward(nil, work)
 		log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
 		det, took = j.detect(work, missing, out, det)
 		sayFound(work, out.Found, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)

@@ -98,3 +98,64 @@ func TestWithPixelsOf(t *testing.T) {
 		t.Error("dead columns not the input's, or the report changed")
 	}
 }
+
+// Stripes found in the input are subtracted before the transform, where
+// they are one offset per column: none is left for the stabilised cube's
+// detector to find.
+func TestStabilisedStripes(t *testing.T) {
+	dir := t.TempDir()
+	clean := scene(96, 96, 6)
+	levels := []noise.Level{{A: 2, B: 16}}
+	noisy, _, err := noise.Simulate(nil, clean, noise.Spec{PoissonGaussian: levels, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []int{10, 11, 40, 70} {
+		for y := range noisy.Height {
+			noisy.Set(y, x, 2, noisy.At(y, x, 2)+60)
+		}
+	}
+	in := writeInput(t, dir, noisy)
+	j := job(in, dir, nil)
+	j.Noise.Params = levels
+	out, err := Run(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Path != PathStabilised {
+		t.Fatalf("path %q", out.Path)
+	}
+	if striped := out.Found.StripedBands(); len(striped) != 0 {
+		t.Errorf("stripes left in bands %v of the stabilised cube", striped)
+	}
+	// The stripes are gone from the result: its column means in band 2
+	// follow the clean scene's.
+	for _, x := range []int{10, 40} {
+		var d float64
+		for y := range clean.Height {
+			d += out.Result.At(y, x, 2) - clean.At(y, x, 2)
+		}
+		if d /= float64(clean.Height); math.Abs(d) > 5 {
+			t.Errorf("column %d of band 2 is off by %.2f on average", x+1, d)
+		}
+	}
+}
+
+// The transform's band means leave out impulses and dead pixels.
+func TestWithoutSparse(t *testing.T) {
+	c := scene(20, 20, 3)
+	det := sparsenoise.MissingOnly(c)
+	if withoutSparse(c, det) != c || withoutSparse(c, nil) != c {
+		t.Error("a cube without sparse noise was copied")
+	}
+	det.Mask[5], det.Mask[401] = sparsenoise.Impulse, sparsenoise.Dead
+	got := withoutSparse(c, det)
+	for i, v := range got.Data {
+		if masked := i == 5 || i == 401; masked != math.IsNaN(v) || !masked && v != c.Data[i] {
+			t.Fatalf("voxel %d: %v (input %v)", i, v, c.Data[i])
+		}
+	}
+	if math.IsNaN(c.Data[5]) {
+		t.Error("the input was changed")
+	}
+}

@@ -21,7 +21,8 @@
 // the cube's no-data value, exactly, or as NaN when it has none.
 //
 // Metadata: the header's description, wavelength (with its units), fwhm,
-// band names and data ignore value map to the neutral fields of
+// band names, data ignore value and map info with coordinate system
+// string (north-up; msi.Georef) map to the neutral fields of
 // msi.Metadata, and every field that describes the scene rather than the
 // data layout (those and map info, coordinate system string, sensor type,
 // …) is kept verbatim, in order, in Metadata.Fields, so that an ENVI
@@ -55,7 +56,7 @@ type format struct{}
 
 func (format) Info() msi.Info {
 	return msi.Info{Name: name, Label: "ENVI", Path: "an ENVI .hdr",
-		Carries: msi.CarriesWavelengths | msi.CarriesFWHM | msi.CarriesBandNames | msi.CarriesDescription | msi.CarriesNoData | msi.CarriesMissing}
+		Carries: msi.CarriesWavelengths | msi.CarriesFWHM | msi.CarriesBandNames | msi.CarriesDescription | msi.CarriesNoData | msi.CarriesMissing | msi.CarriesGeoref}
 }
 
 // Recognize reports whether path ends in .hdr or .img, in any case.
@@ -330,6 +331,7 @@ func parseENVIHeader(text []byte) (*enviHeader, error) {
 			h.meta.BandNames = names
 		}
 	}
+	h.meta.Georef = georef(fields["map info"], fields["coordinate system string"])
 	if v, ok := fields["description"]; ok && !isTDSCDescription(v) {
 		h.meta.Description = strings.TrimSpace(v)
 	}
@@ -852,6 +854,13 @@ func headerText(height, width, bands int, m *msi.Metadata, u storedUnits) string
 		}
 		fmt.Fprintf(&b, "band names = {%s}\n", strings.Join(names, ", "))
 	}
+	if g := m.Georef; g != nil && !has("map info") && g.Transform[2] == 0 && g.Transform[4] == 0 {
+		t := g.Transform
+		fmt.Fprintf(&b, "map info = {Arbitrary, 1, 1, %s}\n", listText([]float64{t[0], t[3], t[1], -t[5]}, 1))
+		if g.Projection != "" && !has("coordinate system string") {
+			fmt.Fprintf(&b, "coordinate system string = {%s}\n", unbrace(g.Projection))
+		}
+	}
 	for _, f := range fields {
 		fmt.Fprintf(&b, "%s = %s\n", f.Key, f.Value)
 	}
@@ -859,6 +868,29 @@ func headerText(height, width, bands int, m *msi.Metadata, u storedUnits) string
 		fmt.Fprintf(&b, "tdsc processing = {%s; %s}\n", u.scaleNote(), unbrace(m.Processing))
 	}
 	return b.String()
+}
+
+// georef returns the georeferencing that an ENVI map info field (its
+// reference pixel, counted from 1 at the top-left corner of the image,
+// the map coordinates of that point and the pixel size, projection name
+// first) and coordinate system string (WKT) state, or nil when there is
+// no map info or it is rotated (then only the verbatim fields carry it,
+// to ENVI outputs).
+func georef(mapInfo, wkt string) *msi.Georef {
+	parts := strings.Split(mapInfo, ",")
+	if len(parts) < 7 || strings.Contains(strings.ToLower(mapInfo), "rotation") {
+		return nil
+	}
+	var v [6]float64
+	for i := range v {
+		x, err := strconv.ParseFloat(strings.TrimSpace(parts[1+i]), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		v[i] = x
+	}
+	refX, refY, x, y, px, py := v[0], v[1], v[2], v[3], v[4], v[5]
+	return &msi.Georef{Transform: [6]float64{x - (refX-1)*px, px, 0, y + (refY-1)*py, 0, -py}, Projection: strings.TrimSpace(wkt)}
 }
 
 // listText writes values divided by unit as an ENVI list, shortest

@@ -51,7 +51,19 @@
 // The decision. Each band's evidence is Z, the slope of the unconstrained
 // fit over its standard error, the standard error scaled up by the lack of
 // fit of the levels (so that texture the medians let through widens it);
-// for Gaussian noise Z is about standard normal. The cube's evidence is
+// for Gaussian noise Z is about standard normal. The evidence is fitted a
+// second time on spectral-spatial details: the same windows and means, but
+// the details of y_b − (y_{b−1} + y_{b+1})/2, the band less the mean of its
+// two neighbours. Neighbouring bands share their edges and texture (and
+// whatever slight signal dependence the scene's own sensor left), which
+// cancel there; their noise does not, and mixes: under Gaussian noise of
+// any σ per band the mixture is Gaussian with a variance that does not
+// depend on x, so Z stays standard normal, and under Poisson-Gaussian noise
+// its variance still grows with x. A band with both neighbours takes its Z
+// and Ratio from this second fit (when it has enough windows); the
+// functions are always the band's own fit, since the mixture blends the
+// noise levels of neighbouring bands, which may differ (QRNN3D's case 1
+// draws every band's σ from 10 to 70). The cube's evidence is
 // Stouffer's pooled Z = Σ Z/√n over its n fitted bands, and its effect is
 // the median over bands of Ratio, the fitted variance at a band's bright
 // end (the 90th percentile of its window means) over the variance at its
@@ -61,14 +73,11 @@
 // asks for a variation of the noise that matters to a denoiser (a noise
 // deviation 10 % larger in the bright parts), so that a slight signal
 // dependence left in a scene by its own sensor, or texture that grows with
-// brightness, does not switch the noise model: on the CAVE scenes with
-// Gaussian noise of σ = 5 Z is significant (up to 8.6) but Ratio is at
-// most 1.04 (1.06 over every Gaussian cube measured, QRNN3D's cases
-// included), where Poisson-Gaussian noise of a = 0.5, b = 36 on the same
-// scenes' crops gives at least 1.38 (docs/results.md).
+// brightness, does not switch the noise model (docs/results.md has the
+// margins measured on every shared scene).
 //
-// Everything is deterministic; bands are fitted in parallel, each in time
-// linear in its pixels up to sorts.
+// Everything is deterministic; bands are fitted in parallel, each twice,
+// in time linear in its pixels up to sorts.
 package noiselevel
 
 import (
@@ -115,11 +124,14 @@ type Band struct {
 	// SEA and SEB are the standard errors of A and B (0 for a parameter
 	// held at 0 by its constraint). Z is the slope of the unconstrained
 	// fit (a may be negative there) over its standard error: about
-	// standard normal when the noise is Gaussian.
+	// standard normal when the noise is Gaussian. For a band with two
+	// neighbours Z and Ratio are those of the fit to its spectral-spatial
+	// details (see the package comment) when that fit was made.
 	SEA, SEB, Z float64
 	// Dark and Bright are the 10th and 90th percentiles of the means of
-	// the band's kept windows, and Ratio is Variance(Bright)/Variance(Dark)
-	// (+Inf when the variance at Dark is 0 and at Bright is not).
+	// the band's kept windows, and Ratio is the fitted variance at Bright
+	// over that at Dark (+Inf when the variance at Dark is 0 and at Bright
+	// is not).
 	Dark, Bright, Ratio float64
 	// Levels are the levels the function was fitted to (and the clipped
 	// ones left out), in increasing order of mean.
@@ -199,13 +211,32 @@ func Estimate(c *msi.Cube, opts Options) *Report {
 	}
 	r := &Report{Functions: make([]Function, c.Bands), Bands: make([]Band, c.Bands)}
 	n := c.Height * c.Width
+	// Every band's voxels to leave out first: a band's spectral details
+	// read its neighbours too.
+	left, clips := make([][]bool, c.Bands), make([][]float64, c.Bands)
 	parallel.Each(c.Bands, func(b int) {
 		var mask []uint8
 		if opts.Mask != nil {
 			mask = opts.Mask[b*n : (b+1)*n]
 		}
-		r.Bands[b] = fitBand(c.Band(b), mask, c.Height, c.Width)
-		r.Functions[b] = r.Bands[b].Function
+		left[b], clips[b] = stuck(c.Band(b), mask, c.Height, c.Width)
+	})
+	parallel.Each(c.Bands, func(b int) {
+		band := c.Band(b)
+		fit := fitBand(band, nil, left[b], clips[b], c.Height, c.Width)
+		if fit.Fitted && b > 0 && b+1 < c.Bands {
+			lo, hi := c.Band(b-1), c.Band(b+1)
+			detail, joint := make([]float64, n), make([]bool, n)
+			for i := range detail {
+				detail[i] = band[i] - (lo[i]+hi[i])/2
+				joint[i] = left[b][i] || left[b-1][i] || left[b+1][i] || math.IsNaN(detail[i])
+			}
+			if evidence := fitBand(band, detail, joint, clips[b], c.Height, c.Width); evidence.Fitted {
+				fit.Z, fit.Ratio = evidence.Z, evidence.Ratio
+			}
+		}
+		r.Bands[b] = fit
+		r.Functions[b] = fit.Function
 	})
 	var ratios []float64
 	for _, band := range r.Bands {
@@ -252,10 +283,13 @@ type windowStats struct {
 	smooth float64
 }
 
-// fitBand fits the noise-level function of one height×width band.
-func fitBand(band []float64, mask []uint8, height, width int) Band {
-	left, clips := stuck(band, mask, height, width)
-	wins := windows(band, left, height, width)
+// fitBand fits the noise-level function of one height×width band, its
+// voxels marked in left left out and clips its clipping levels. The
+// windows' details are taken from detail when it is not nil (the spectral
+// details of Estimate), else from the band itself; their means always
+// from the band.
+func fitBand(band, detail []float64, left []bool, clips []float64, height, width int) Band {
+	wins := windows(band, detail, left, height, width)
 	// Sorted once by mean: the selections below keep the order, so the
 	// levels are cut from them as they are.
 	slices.SortFunc(wins, func(a, b windowStats) int { return cmp.Compare(a.mean, b.mean) })
@@ -425,10 +459,11 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 
 // windows returns the statistics of every 4×4 window of the band (tiled
 // from the top left; a partial window at the right or bottom edge is not
-// used) with no voxel left out.
-func windows(band []float64, left []bool, height, width int) []windowStats {
+// used) with no voxel left out: its mean from band, its details from
+// detail when that is not nil, else from band.
+func windows(band, detail []float64, left []bool, height, width int) []windowStats {
 	wins := make([]windowStats, 0, (height/window)*(width/window))
-	var p [window][window]float64
+	var p, q [window][window]float64
 	for y0 := 0; y0+window <= height; y0 += window {
 	next:
 		for x0 := 0; x0+window <= width; x0 += window {
@@ -439,9 +474,18 @@ func windows(band []float64, left []bool, height, width int) []windowStats {
 						continue next
 					}
 					p[dy][dx] = band[i]
+					if detail != nil {
+						q[dy][dx] = detail[i]
+					}
 				}
 			}
-			wins = append(wins, haar(&p))
+			w := haar(&p)
+			if detail != nil {
+				mean := w.mean
+				w = haar(&q)
+				w.mean = mean
+			}
+			wins = append(wins, w)
 		}
 	}
 	return wins

@@ -516,3 +516,37 @@ func TestEstimateDeterministic(t *testing.T) {
 		t.Error("the report on 4 cores differs from that on 1")
 	}
 }
+
+// TestSpectralEvidence: fine texture whose contrast grows with the
+// brightness, shared by all bands, under Gaussian noise. The band's own
+// details take the texture for noise that grows with the signal; the
+// spectral-spatial details cancel it, and the decision says Gaussian.
+func TestSpectralEvidence(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 1919))
+	const h, w, bands = 128, 128, 6
+	clean := msi.NewCube(h, w, bands)
+	for b := range bands {
+		band := clean.Band(b)
+		for y := range h {
+			for x := range w {
+				base := 20 + 200*float64(x)/float64(w-1)
+				texture := 0.04 * base * math.Sin(2.1*float64(x)+1.7*float64(y))
+				band[y*w+x] = (1 + 0.05*float64(b)) * (base + texture)
+			}
+		}
+	}
+	noisy := poissonGaussian(rng, clean, slices.Repeat([]Function{{B: 9}}, bands))
+	r := Estimate(noisy, Options{})
+	if r.SignalDependent {
+		t.Errorf("shared texture under Gaussian noise: signal-dependent (Z %.1f, ratio %.2f)", r.Z, r.Ratio)
+	}
+	// The premise: the band's own details alone would be fooled.
+	var ratios []float64
+	for b := range bands {
+		left, clips := stuck(noisy.Band(b), nil, h, w)
+		ratios = append(ratios, fitBand(noisy.Band(b), nil, left, clips, h, w).Ratio)
+	}
+	if m := sparsenoise.Median(ratios); m < ratioMin {
+		t.Errorf("the spatial ratio is %.2f: the texture does not test the spectral details", m)
+	}
+}

@@ -145,7 +145,7 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 			offsets[b] = slices.Clone(u)
 		}
 	}
-	z := subtractStripes(noisy, offsets)
+	z := SubtractStripes(noisy, offsets)
 	if !o.KeepMasked {
 		if err := fill(z, mask); err != nil {
 			return nil, err
@@ -174,7 +174,7 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 		if !o.KeepStripes && !o.NoReestimate {
 			offsets = reestimateStripes(noisy, x, mask, det.Sigma, offsets)
 		}
-		next := subtractStripes(noisy, offsets)
+		next := SubtractStripes(noisy, offsets)
 		for i, m := range mask {
 			if m != 0 {
 				next.Data[i] = x.Data[i]
@@ -196,7 +196,7 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 
 // subtractStripes returns y with offsets[b][c] subtracted from column c of
 // band b (nil offsets: none).
-func subtractStripes(y *msi.Cube, offsets [][]float64) *msi.Cube {
+func SubtractStripes(y *msi.Cube, offsets [][]float64) *msi.Cube {
 	z := y.Clone()
 	for b, u := range offsets {
 		if u == nil {

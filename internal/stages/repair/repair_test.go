@@ -254,7 +254,7 @@ func TestRemoveOnePassSubtractsAndFills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := subtractStripes(noisy, det.StripeOffsets)
+	want := SubtractStripes(noisy, det.StripeOffsets)
 	if err := fill(want, det.Mask); err != nil {
 		t.Fatal(err)
 	}
