@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"tdsc/internal/msi"
@@ -56,7 +57,7 @@ func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 			a[band], b[band] = l.A, l.B
 		}
 		log.Logf("noise: Poisson-Gaussian, σ²(x) = a·x + b as given: %s", noise.Levels(levels))
-		return &stabiliser{vst.New(noisy, a, b), "given"}, nil
+		return &stabiliser{vst.New(withoutSparse(noisy, det), a, b), "given"}, nil
 	}
 	var opts noiselevel.Options
 	if det != nil {
@@ -85,7 +86,28 @@ func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 			b[band] = 1
 		}
 	}
-	return &stabiliser{vst.New(noisy, a, b), "fitted"}, nil
+	return &stabiliser{vst.New(withoutSparse(noisy, det), a, b), "fitted"}, nil
+}
+
+// withoutSparse returns noisy with the impulses and dead pixels of det
+// (nil: none) missing (NaN), so that the transform's band means leave
+// them out: salt and pepper on half of a band's pixels would move its
+// mean far from the data's. noisy itself when there are none.
+func withoutSparse(noisy *msi.Cube, det *sparsenoise.Report) *msi.Cube {
+	if det == nil {
+		return noisy
+	}
+	mask := sparseMask(det)
+	if mask == nil {
+		return noisy
+	}
+	c := noisy.Clone()
+	for i, m := range mask {
+		if m != 0 {
+			c.Data[i] = math.NaN()
+		}
+	}
+	return c
 }
 
 // sparseMask returns the impulses and dead pixels of det, the voxels a

@@ -140,3 +140,22 @@ func TestStabilisedStripes(t *testing.T) {
 		}
 	}
 }
+
+// The transform's band means leave out impulses and dead pixels.
+func TestWithoutSparse(t *testing.T) {
+	c := scene(20, 20, 3)
+	det := sparsenoise.MissingOnly(c)
+	if withoutSparse(c, det) != c || withoutSparse(c, nil) != c {
+		t.Error("a cube without sparse noise was copied")
+	}
+	det.Mask[5], det.Mask[401] = sparsenoise.Impulse, sparsenoise.Dead
+	got := withoutSparse(c, det)
+	for i, v := range got.Data {
+		if masked := i == 5 || i == 401; masked != math.IsNaN(v) || !masked && v != c.Data[i] {
+			t.Fatalf("voxel %d: %v (input %v)", i, v, c.Data[i])
+		}
+	}
+	if math.IsNaN(c.Data[5]) {
+		t.Error("the input was changed")
+	}
+}
