@@ -167,7 +167,7 @@ func TestRecognize(t *testing.T) {
 	if Named("tiff") != nil {
 		t.Error("Named(tiff) found a format")
 	}
-	if got, want := Paths(), "a band-stack folder, an ENVI .hdr, a .npy, a .mat[:VAR], an .h5/.he5/.nc[:/DATASET] or a .tif or a raster GDAL reads"; got != want {
+	if got, want := Paths(), "a band-stack folder, an ENVI .hdr, a .npy, a .mat[:VAR], an .h5/.he5/.nc[:/DATASET] or a GeoTIFF .tif"; got != want {
 		t.Errorf("Paths() = %q, want %q", got, want)
 	}
 	if got, want := Labels(msi.TakesAxes), []string{".npy", ".mat", "HDF5", "GDAL"}; !slices.Equal(got, want) {

@@ -47,7 +47,7 @@ var Format msi.Format = format{}
 type format struct{}
 
 func (format) Info() msi.Info {
-	return msi.Info{Name: name, Label: "GDAL", Path: "a .tif or a raster GDAL reads", Takes: msi.TakesAxes | msi.TakesDType,
+	return msi.Info{Name: name, Label: "GDAL", Path: "a GeoTIFF .tif", Takes: msi.TakesAxes | msi.TakesDType,
 		Carries: msi.CarriesWavelengths | msi.CarriesFWHM | msi.CarriesBandNames | msi.CarriesDescription | msi.CarriesNoData | msi.CarriesMissing | msi.CarriesGeoref}
 }
 
