@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"tdsc/internal/formats"
 	"tdsc/internal/noise"
+	"tdsc/internal/stages/noiselevel"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/stages/vst"
 )
@@ -157,5 +159,34 @@ func TestWithoutSparse(t *testing.T) {
 	}
 	if math.IsNaN(c.Data[5]) {
 		t.Error("the input was changed")
+	}
+}
+
+// Fits that differ by their standard errors are pooled into their
+// weighted mean; fits that differ by more are kept apart.
+func TestPooledFunction(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	agree := make([]noiselevel.Band, 200)
+	for i := range agree {
+		sa, sb := 0.05+0.1*rng.Float64(), 0.5+rng.Float64()
+		agree[i] = noiselevel.Band{Function: noiselevel.Function{A: 2 + sa*rng.NormFloat64(), B: 16 + sb*rng.NormFloat64()}, SEA: sa, SEB: sb, Fitted: true}
+	}
+	// An unfitted band is left out, however far it is.
+	agree = append(agree, noiselevel.Band{Function: noiselevel.Function{A: 40, B: 0}, SEA: 0.01, SEB: 0.01})
+	f, ok := pooledFunction(agree)
+	if !ok || math.Abs(f.A-2) > 0.02 || math.Abs(f.B-16) > 0.2 {
+		t.Errorf("agreeing bands: %+v, pooled %v; want about a = 2, b = 16", f, ok)
+	}
+	differ := slices.Clone(agree[:200])
+	for i := range differ {
+		if i%3 == 0 {
+			differ[i].A += 1
+		}
+	}
+	if _, ok := pooledFunction(differ); ok {
+		t.Error("bands whose gains differ by 1 (10 standard errors) were pooled")
+	}
+	if _, ok := pooledFunction(agree[:1]); ok {
+		t.Error("one band was pooled")
 	}
 }
