@@ -305,8 +305,8 @@ func TestWriteMATVariableName(t *testing.T) {
 		if err != nil || variable != tc.want {
 			t.Fatalf("%s: variable %q (%v), want %q", tc.path, variable, err, tc.want)
 		}
-		if err := RefuseExisting(path); !errors.Is(err, fs.ErrExist) {
-			t.Fatalf("RefuseExisting(%s) = %v", path, err)
+		if err := NewTarget(path).Refuse(); !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("NewTarget(%s).Refuse() = %v", path, err)
 		}
 	}
 	for _, bad := range []string{"1x", "a b", "wavelengths", strings.Repeat("x", 64)} {
@@ -567,7 +567,7 @@ func TestMissingVoxels(t *testing.T) {
 	if err != nil || c.Missing() != 1 || !math.IsNaN(c.At(3, 4, 2)) || c.Stored.Scale != 255 {
 		t.Fatalf("%v missing, voxel %v, scale %v, %v", c.Missing(), c.At(3, 4, 2), c.Stored.Scale, err)
 	}
-	r, err := OpenWindow(path, msi.ReadOptions{})
+	r, err := openWindow(path, msi.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

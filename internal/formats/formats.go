@@ -192,25 +192,6 @@ func Write(path string, c *msi.Cube, opts msi.WriteOptions) (msi.WriteInfo, erro
 	return NewTarget(path).Write(c, opts)
 }
 
-// RefuseExisting returns an *atomicfile.ExistsError when Write(path, …)
-// would replace something that exists (for an ENVI path its .hdr or its
-// .img, whatever the case of the extension given; for FILE.mat:NAME the
-// file). Commands call it before long work, so that a run that could not
-// write its result does not start. A format that does not write
-// (msi.ReadOnly) is its error instead.
-func RefuseExisting(path string) error { return NewTarget(path).Refuse() }
-
-// OpenWindow opens the cube at path for reading a window of lines at a
-// time, with opts as OpenWith takes them. A format that cannot is an
-// error saying which can (see Source.Windows).
-func OpenWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
-	s, err := NewSource(path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return s.OpenWindow()
-}
-
 // CreateWindow starts the output at path, in the format ForWrite chooses,
 // for writing a height×width×bands cube with metadata meta a window of
 // lines at a time. A format that cannot is an error saying which can.

@@ -111,8 +111,8 @@ func TestRoundTrip(t *testing.T) {
 		if lost := NewTarget(path).Lost(c); len(lost) != len(c.Present(^info.Carries)) {
 			t.Errorf("%s: Lost says %v", info.Name, lost)
 		}
-		if err := RefuseExisting(path); !errors.Is(err, fs.ErrExist) {
-			t.Errorf("%s: RefuseExisting after writing: %v", info.Name, err)
+		if err := NewTarget(path).Refuse(); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("%s: Refuse after writing: %v", info.Name, err)
 		}
 	}
 }
@@ -334,7 +334,7 @@ func TestWindowsMatchOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := OpenWindow(path, opts[i])
+		r, err := openWindow(path, opts[i])
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -443,8 +443,8 @@ func TestWindowRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{stack, matPath} {
-		if _, err := OpenWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines ("+windowFormats+" can)") {
-			t.Errorf("OpenWindow(%s): %v", path, err)
+		if _, err := openWindow(path, msi.ReadOptions{}); err == nil || !strings.Contains(err.Error(), "cannot be read in strips of lines ("+windowFormats+" can)") {
+			t.Errorf("openWindow(%s): %v", path, err)
 		}
 		if src, err := NewSource(path, msi.ReadOptions{}); err != nil || src.Windows() == nil {
 			t.Errorf("NewSource(%s).Windows() = nil (%v)", path, err)
@@ -472,11 +472,11 @@ func TestWindowRefusals(t *testing.T) {
 		if err := w.Commit(); err == nil || !strings.Contains(err.Error(), "1 of 2 lines were not written") {
 			t.Errorf("%s: Commit with a line missing: %v", name, err)
 		}
-		if err := RefuseExisting(path); err != nil {
+		if err := NewTarget(path).Refuse(); err != nil {
 			t.Errorf("%s: left behind: %v", name, err)
 		}
 	}
-	if _, err := OpenWindow(filepath.Join(dir, "w.hdr"), msi.ReadOptions{Axes: "BHW"}); err == nil || !strings.Contains(err.Error(), "fixed layout") {
+	if _, err := openWindow(filepath.Join(dir, "w.hdr"), msi.ReadOptions{Axes: "BHW"}); err == nil || !strings.Contains(err.Error(), "fixed layout") {
 		t.Errorf("axes for an ENVI window: %v", err)
 	}
 }
@@ -538,4 +538,14 @@ func TestScaleNote(t *testing.T) {
 			t.Errorf("%s: %q, want no note", name, got)
 		}
 	}
+}
+
+// openWindow opens path for reading in windows of lines as a job does:
+// resolved to its format once, then opened.
+func openWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
+	s, err := NewSource(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.OpenWindow()
 }

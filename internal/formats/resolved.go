@@ -106,8 +106,11 @@ func NewTarget(path string) Target { return Target{Path: path, Format: ForWrite(
 func (t Target) Outputs() []string { return t.Format.Outputs(t.Path) }
 
 // Refuse returns an *atomicfile.ExistsError when writing the cube would
-// replace something that exists (RefuseExisting), and the error of a
-// format that does not write (msi.ReadOnly).
+// replace something that exists (for an ENVI path its .hdr or its .img,
+// whatever the case of the extension given; for FILE.mat:NAME the file),
+// and the error of a format that does not write (msi.ReadOnly). Jobs call
+// it before long work, so that a run that could not write its result does
+// not start.
 func (t Target) Refuse() error {
 	if r, ok := t.Format.(msi.ReadOnly); ok {
 		return r.WriteError(t.Path)

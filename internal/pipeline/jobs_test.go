@@ -68,7 +68,7 @@ func TestRefScored(t *testing.T) {
 	if _, err := Run(context.Background(), j); err == nil || !strings.Contains(err.Error(), "reference "+small+" is 20×36×5 but the input") {
 		t.Errorf("a reference of another size: %v", err)
 	}
-	if err := formats.RefuseExisting(j.Out); err != nil {
+	if err := formats.NewTarget(j.Out).Refuse(); err != nil {
 		t.Errorf("an output was left: %v", err)
 	}
 }
