@@ -271,6 +271,9 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 	if j.in, err = formats.NewSource(j.Input, j.Read); err != nil {
 		return nil, err // missing, of no format, or read with options it does not take
 	}
+	if err := j.checkSizeEarly(); err != nil {
+		return nil, err
+	}
 	budget := j.Strips.Budget
 	if budget == 0 {
 		budget = DefaultBudget()
@@ -476,6 +479,32 @@ func (j *Job) checkOutputSizes(ctx context.Context, noisy *msi.Cube) error {
 			opts = msi.WriteOptions{Force: j.Force} // the format's defaults
 		}
 		if err := t.Check(noisy.Height, noisy.Width, noisy.Bands, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSizeEarly asks the result's and the residual's formats whether
+// they hold a cube of the input's size, with the size from the input's
+// header where its format gives one (ENVI, .npy, GDAL), before anything
+// is read: a level-5 MAT-file holds at most 2 GiB a variable. With
+// --dtype input the element type is known only once the input is read,
+// and the check after the read (checkOutputSizes) decides.
+func (j *Job) checkSizeEarly() error {
+	if j.DType == "input" {
+		return nil
+	}
+	h, w, b, err := j.in.Size()
+	if err != nil || h == 0 {
+		return nil // a cube it cannot read is said by the read
+	}
+	opts := msi.WriteOptions{Force: j.Force, DType: j.DType}
+	for _, t := range []formats.Target{j.out, j.residual} {
+		if t.Path == "" {
+			continue
+		}
+		if err := t.Check(h, w, b, opts); err != nil {
 			return err
 		}
 	}
