@@ -364,7 +364,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	if err != nil {
 		return err
 	}
-	work := noisy
+	work, method := noisy, j.Method
 	if stab != nil {
 		// Stripes are an offset of the input's values: subtracted there,
 		// where they are one offset per column; on the stabilised cube
@@ -372,6 +372,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		if j.Noise.Stripes != Off && det != nil && len(significantStripes(det)) > 0 {
 			work = repair.SubtractStripes(noisy, det.StripeOffsets)
 			log.Logf("stripes subtracted from the input before stabilising: %d bands", len(det.StripedBands()))
+		}
+		if method, err = stab.countSignal(method, work, det, log); err != nil {
+			return err
 		}
 		work = stab.Forward(nil, work)
 		log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
@@ -403,7 +406,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		res    denoise.Result
 		how    string
 	)
-	run := runner(j.Method, &res)
+	run := runner(method, &res)
 	switch path {
 	case PathGaussian:
 		if out.Sigma, err = denoise.ResolveSigma(work, j.Sigma, j.Known, log); err != nil {
@@ -421,7 +424,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		how = fmt.Sprintf(" (bands whitened to σ = %.4g by their %s estimates)", out.Sigma, by)
 	case PathRepair:
 		var removed *repair.Result
-		removed, how, err = j.repair(ctx, work, det, &res, out, log)
+		removed, how, err = j.repair(ctx, method, work, det, &res, out, log)
 		if err == nil {
 			result = removed.Estimate
 		}
@@ -635,11 +638,12 @@ func runner(m denoise.Method, res *denoise.Result) repair.Method {
 	}
 }
 
-// repair removes the sparse noise det found around the job's method (its
-// draft for the first pass when it has one, denoise.Drafter), keeps the
+// repair removes the sparse noise det found around method (the job's, or
+// on PathStabilised the job's counting the input's directions of signal;
+// its draft for the first pass when it has one, denoise.Drafter), keeps the
 // last pass's Result in res, and returns the processing line's note. A given σ is every band's σ and the bands
 // are not whitened; so too with PerBand Off, at the median of the bands'.
-func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, res *denoise.Result, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
+func (j *Job) repair(ctx context.Context, method denoise.Method, noisy *msi.Cube, det *sparsenoise.Report, res *denoise.Result, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
 	opts := repair.Options{KeepStripes: j.Noise.Stripes == Off}
 	det, err := j.withBandSigmas(noisy, det, log)
 	if err != nil {
@@ -667,11 +671,11 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 	out.Sigma = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
 	// The method's settings are checked before the cube is repaired, so
 	// that a setting the cube cannot take is said as such.
-	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
+	if err := method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, "", err
 	}
-	run := runner(j.Method, res)
-	if d, ok := j.Method.(denoise.Drafter); ok {
+	run := runner(method, res)
+	if d, ok := method.(denoise.Drafter); ok {
 		opts.Draft = runner(d.Draft(), nil)
 	}
 	removed, err := repair.Remove(ctx, noisy, det, run, opts)

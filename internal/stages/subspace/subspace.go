@@ -73,7 +73,18 @@ func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
 		return nil, fmt.Errorf("subspace: mean of %d bands for a cube of %d", len(mean), B)
 	}
 	mean = append([]float64(nil), mean...)
+	return basisOf(secondMoment(c, mean, nil), mean, k)
+}
+
+// secondMoment returns (1/n) Σ (y−μ)(y−μ)ᵀ over the n pixels of c listed
+// in pixels (indices into a band), all of them when pixels is nil, in
+// the listed order.
+func secondMoment(c *msi.Cube, mean []float64, pixels []int) *mat.SymDense {
+	B := c.Bands
 	n := c.Height * c.Width
+	if pixels != nil {
+		n = len(pixels)
+	}
 	// Covariance a block of pixels at a time: the block's centred bands
 	// are the rows of a B×m matrix A, and C accumulates AAᵀ (a rank-m
 	// update, BLAS's Syrk).
@@ -84,13 +95,27 @@ func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
 		m := min(block, n-p0)
 		for i := range B {
 			row := centred[i*m : (i+1)*m]
-			for p, v := range c.Band(i)[p0 : p0+m] {
-				row[p] = v - mean[i]
+			band := c.Band(i)
+			if pixels == nil {
+				for p, v := range band[p0 : p0+m] {
+					row[p] = v - mean[i]
+				}
+				continue
+			}
+			for p, px := range pixels[p0 : p0+m] {
+				row[p] = band[px] - mean[i]
 			}
 		}
 		cov.SymRankK(cov, 1, mat.NewDense(B, m, centred[:B*m]))
 	}
 	cov.ScaleSym(1/float64(n), cov)
+	return cov
+}
+
+// basisOf returns the basis of the top k eigenvectors of the second
+// moment cov about mean (Fit's conventions).
+func basisOf(cov *mat.SymDense, mean []float64, k int) (*Basis, error) {
+	B := cov.SymmetricDim()
 	var eig mat.EigenSym
 	if !eig.Factorize(cov, true) {
 		return nil, fmt.Errorf("subspace: the eigendecomposition of the spectral covariance did not converge")
