@@ -3,6 +3,7 @@ package subspace
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"tdsc/internal/msi"
@@ -125,4 +126,32 @@ func TestSignalDirectionsPanicsOnLevels(t *testing.T) {
 		}
 	}()
 	SignalDirections(msi.NewCube(4, 4, 3), make([]float64, 2), make([]float64, 3), 3)
+}
+
+// TestSignalDirectionsContrast checks the count where the noise's variance
+// differs most between pixels: a dark scene (x = 0.5) with a twentieth of
+// its pixels bright (x = 250), one direction of signal, noise of variance
+// 4x + 0.1. The noise's power along a direction then varies from pixel to
+// pixel by 500 times, and its standard error is about 4.5 times the white
+// noise's v·√(2/n): measured against that, noise directions would count as
+// signal in about a quarter of such cubes.
+func TestSignalDirectionsContrast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const h, w, bands = 48, 48, 12
+	a, b := slices.Repeat([]float64{4}, bands), slices.Repeat([]float64{0.1}, bands)
+	for seed := range 20 {
+		noisy := msi.NewCube(h, w, bands)
+		for p := range h * w {
+			x := 0.5
+			if rng.IntN(20) == 0 {
+				x = 250
+			}
+			for j := range bands {
+				noisy.Band(j)[p] = x + rng.NormFloat64()*math.Sqrt(a[j]*x+b[j])
+			}
+		}
+		if k, err := SignalDirections(noisy, a, b, 3); err != nil || k != 1 {
+			t.Errorf("cube %d: %d directions (%v), want 1", seed, k, err)
+		}
+	}
 }
