@@ -645,7 +645,7 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 	if err != nil {
 		return nil, "", err
 	}
-	sigmas, opts, how := j.repairOptions(det, out, log)
+	sigmas, opts := j.repairOptions(det, out, log)
 	// The method's settings are checked before the cube is repaired, so
 	// that a setting the cube cannot take is said as such.
 	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
@@ -657,15 +657,15 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 	} else if err != nil {
 		return nil, "", err
 	}
-	return removed, how, nil
+	return removed, j.repairNote(det, opts, out.Sigma), nil
 }
 
 // repairOptions returns the bands' σ and the options with which the
-// sparse noise det found (det.Sigma the bands' σ) is removed, and the
-// processing line's note; it says the choice on log and sets out's Sigma
-// and BandSigmas. A given σ is every band's σ and the bands are not
-// whitened; so too with PerBand Off, at the median of the bands'.
-func (j *Job) repairOptions(det *sparsenoise.Report, out *Outcome, log report.Reporter) ([]float64, repair.Options, string) {
+// sparse noise det found (det.Sigma the bands' σ) is removed; it says
+// the choice on log and sets out's Sigma and BandSigmas. A given σ is
+// every band's σ and the bands are not whitened; so too with PerBand
+// Off, at the median of the bands'.
+func (j *Job) repairOptions(det *sparsenoise.Report, out *Outcome, log report.Reporter) ([]float64, repair.Options) {
 	opts := repair.Options{KeepStripes: j.Noise.Stripes == Off}
 	sigmas := det.Sigma
 	switch {
@@ -686,13 +686,17 @@ func (j *Job) repairOptions(det *sparsenoise.Report, out *Outcome, log report.Re
 			bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian))
 	}
 	out.Sigma = bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian)
+	return sigmas, opts
+}
+
+// repairNote is the processing line's note of the removal of the sparse
+// noise det found with opts, the method run at sigma.
+func (j *Job) repairNote(det *sparsenoise.Report, opts repair.Options, sigma float64) string {
 	how := " (sparse noise removed: " + kinds(det) + "; "
 	if opts.NoWhiten {
-		how += fmt.Sprintf("bands not whitened, σ = %.4g)", out.Sigma)
-	} else {
-		how += fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
+		return how + fmt.Sprintf("bands not whitened, σ = %.4g)", sigma)
 	}
-	return sigmas, opts, how
+	return how + fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", sigma, j.sigmaSource())
 }
 
 // withSigmas returns det with the bands' σ sigmas (det itself when they

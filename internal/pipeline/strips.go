@@ -193,7 +193,11 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	strips := tile.Plan(height, lines, geom)
 	out.Strips = len(strips)
 	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
-	if exact {
+	switch {
+	case exact && plan.path != PathGaussian:
+		// The repair's and the whitening's statistics are a strip's.
+		how = "the method's model learned from the whole cube, the rest of the sparse-noise path per strip, so the result is close to, not the same as, the whole cube's"
+	case exact:
 		how = "the same result as the whole cube"
 	}
 	log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
@@ -314,7 +318,8 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 		log.Logf("denoising with the bands whitened to σ = %.4g", out.Sigma)
 		s.how = fmt.Sprintf(" (bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
 	case PathRepair:
-		s.sigmas, s.opts, s.how = j.repairOptions(model, out, log)
+		s.sigmas, s.opts = j.repairOptions(model, out, log)
+		s.how = j.repairNote(model, s.opts, out.Sigma)
 	case PathFill:
 		if s.sigmas, s.opts, s.how, err = j.fillOptions(model, stored.Scale, out, log); err != nil {
 			return nil, err
