@@ -114,8 +114,19 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 	default:
 		why = j.wholeCubeNeeds()
 	}
-	if j.Strips.Lines > 0 && why != "" {
-		return nil, fmt.Errorf("--tile: %s", why)
+	forced := ""
+	switch {
+	case j.Strips.Shard.Count > 0:
+		forced = "--shard"
+	case j.Strips.Lines > 0:
+		forced = "--tile"
+	}
+	if forced != "" && why != "" {
+		return nil, fmt.Errorf("%s: %s", forced, why)
+	}
+	if j.Strips.Shard.Count > 0 && (j.SaveMask != "" || j.SaveResidual != "") {
+		// A shard's part holds the result's lines alone.
+		return nil, fmt.Errorf("--shard: --save-mask and --save-residual are written by a single run in strips, not by shards")
 	}
 	if readErr != nil {
 		return nil, nil // its size is known only once it is read
@@ -124,7 +135,7 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 	if err != nil {
 		return nil, err
 	}
-	if j.Strips.Lines > 0 {
+	if forced != "" {
 		return in, nil
 	}
 	h, w, b := in.Size()
@@ -190,6 +201,9 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 				j.Input, err, tile.FormatBytes(budget), tile.FormatBytes(FixedMemory))
 		}
 	}
+	if j.Strips.Shard.Count > 0 {
+		lines = j.shardLines(lines, height, geom, log)
+	}
 	strips := tile.Plan(height, lines, geom)
 	out.Strips = len(strips)
 	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
@@ -215,30 +229,50 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 			return err
 		}
 	}
-	w, err := j.createStripOutputs(height, width, bands, meta, strips, ctx)
-	if err != nil {
-		return err
-	}
-	log.Start("denoising strips", "strips", int64(len(strips)))
 	var last denoise.Result
-	err = tile.Run(ctx, in, w, strips, func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+	var w *stripOutputs // nil in a shard
+	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
 		result, mask, err := plan.denoise(ctx, method, c, &last)
-		if err == nil {
+		if err == nil && w != nil {
 			w.keep(c, result, mask)
 		}
 		return result, err
-	}, func(done, _ int) { log.Update(int64(done), "") })
-	log.Finish()
-	if err != nil {
+	}
+	processing := func() string { return j.describe(sigma, last) + plan.how }
+	if j.Strips.Shard.Count > 0 {
+		return j.runShard(ctx, in, strips, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
+	}
+	if w, err = j.createStripOutputs(height, width, bands, meta, strips, ctx); err != nil {
+		return err
+	}
+	if err := j.denoiseStrips(ctx, in, w, strips, denoiseStrip, log); err != nil {
 		w.abort()
 		return err
 	}
+	if err := j.commitStrips(w.result, processing(), prepared, set); err != nil {
+		w.abort()
+		return err
+	}
+	return w.commitSaved(j, set)
+}
+
+// denoiseStrips denoises strips of in with fn and writes their cores to
+// w, saying how far it is on log.
+func (j *Job) denoiseStrips(ctx context.Context, in tile.Reader, w tile.Writer, strips []tile.Strip, fn tile.Func, log report.Reporter) error {
+	log.Start("denoising strips", "strips", int64(len(strips)))
+	defer log.Finish()
+	return tile.Run(ctx, in, w, strips, fn, func(done, _ int) { log.Update(int64(done), "") })
+}
+
+// commitStrips puts the output w, whose lines are all written, in place
+// in set with the processing line processing, and the dictionary of
+// prepared when it is to be saved.
+func (j *Job) commitStrips(w msi.WindowWriter, processing string, prepared denoise.Result, set *outputSet) error {
 	if err := j.saveDictionary(set, prepared); err != nil {
-		w.abort()
 		return err
 	}
-	w.result.SetProcessing(j.describe(sigma, last) + plan.how)
-	return w.commit(j, set)
+	w.SetProcessing(processing)
+	return set.write(j.out.Outputs(), w.Commit)
 }
 
 // modelWindowVoxels bounds the voxels of a window of lines the noise
@@ -540,12 +574,13 @@ func (o *stripOutputs) WriteLines(core *msi.Cube, y0 int) error {
 	return nil
 }
 
-// commit puts the outputs in place, as one, into set.
-func (o *stripOutputs) commit(j *Job, set *outputSet) error {
+// commitSaved puts the mask and the residual, when asked for, in place
+// into set, after the result (commitStrips).
+func (o *stripOutputs) commitSaved(j *Job, set *outputSet) error {
 	for _, k := range []struct {
 		w msi.WindowWriter
 		t formats.Target
-	}{{o.result, j.out}, {o.mask, j.mask}, {o.residual, j.residual}} {
+	}{{o.mask, j.mask}, {o.residual, j.residual}} {
 		if k.w == nil {
 			continue
 		}
