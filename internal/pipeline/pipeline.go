@@ -10,9 +10,10 @@
 //  1. Strips. A cube in a format read in windows of lines is denoised in
 //     strips when asked (Strips.Lines) or when its whole-cube run would not
 //     fit the memory budget (the method's BytesPerVoxel per voxel plus
-//     FixedMemory). In strips only Gaussian noise with one σ is treated:
-//     finding sparse noise, per-band σ, the mask and the residual need the
-//     whole cube.
+//     FixedMemory). In strips the noise below is judged by one model of
+//     the whole cube, fitted over windows of lines (sparsenoise.Fit), and
+//     every strip's local sparse noise found with it (strips.go); the
+//     signal-dependent noise is not looked for.
 //  2. What the noise is (NoiseModel). Missing voxels (no data: NaN in the
 //     cube, and the voxels a --mask file marks) are data of no kind: they
 //     are left out of every statistic, filled before denoising (package
