@@ -229,6 +229,15 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 			return err
 		}
 	}
+	if plan.path == PathRepair {
+		// The first pass's draft: the prepared method's, or else the
+		// job's (learning what it learns per strip).
+		draftOf := method
+		if _, ok := method.(denoise.Drafter); !ok {
+			draftOf = j.Method
+		}
+		plan.opts = withDraft(plan.opts, draftOf)
+	}
 	var last denoise.Result
 	var w *stripOutputs // nil in a shard
 	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
@@ -242,7 +251,7 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	if j.Strips.Shard.Count > 0 {
 		return j.runShard(ctx, in, strips, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
 	}
-	if w, err = j.createStripOutputs(height, width, bands, meta, strips, ctx); err != nil {
+	if w, err = j.createStripOutputs(ctx, height, width, bands, meta, strips); err != nil {
 		return err
 	}
 	if err := j.denoiseStrips(ctx, in, w, strips, denoiseStrip, log); err != nil {
@@ -420,12 +429,8 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 			out, err = bandwhiten.Denoise(ctx, run, filled, s.sigmas, bandwhiten.Options{})
 		}
 	case PathRepair, PathFill:
-		opts := s.opts
-		if s.path == PathRepair {
-			opts = withDraft(opts, method)
-		}
 		var removed *repair.Result
-		removed, err = repair.Remove(ctx, c, withSigmas(det, s.sigmas), run, opts)
+		removed, err = repair.Remove(ctx, c, withSigmas(det, s.sigmas), run, s.opts)
 		if errors.Is(err, repair.ErrAllMasked) {
 			return c, mask, nil // nothing left to estimate the strip from: written back
 		}
@@ -502,7 +507,7 @@ type stripOutputs struct {
 
 // createStripOutputs opens the result and the mask and residual asked
 // for, for writing in windows of lines.
-func (j *Job) createStripOutputs(height, width, bands int, meta msi.Metadata, strips []tile.Strip, ctx context.Context) (*stripOutputs, error) {
+func (j *Job) createStripOutputs(ctx context.Context, height, width, bands int, meta msi.Metadata, strips []tile.Strip) (*stripOutputs, error) {
 	o := &stripOutputs{strips: strips}
 	var err error
 	if o.result, err = j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored)); err != nil {
