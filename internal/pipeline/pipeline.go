@@ -67,6 +67,7 @@ import (
 	"tdsc/internal/option"
 	"tdsc/internal/parallel"
 	"tdsc/internal/report"
+	"tdsc/internal/shard"
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
@@ -139,6 +140,14 @@ type Strips struct {
 	Lines int
 	// Budget is the memory budget in bytes (0: DefaultBudget).
 	Budget int64
+	// Shard, when its Count is not 0, runs the job's share of the strips
+	// (it implies strips) and writes it as a part beside the output; the
+	// shard that finds every part there writes the output (package
+	// shard). Key identifies the settings of the run that decide the
+	// output (a command's flags less those that do not): shards of one
+	// output must all be given the same.
+	Shard shard.Spec
+	Key   string
 }
 
 // Outcome is what a job did.
@@ -160,6 +169,9 @@ type Outcome struct {
 	Stabilised *vst.Transform
 	// Strips is the number of strips, 0 for a whole-cube run.
 	Strips int
+	// Waiting is true for a shard (Strips.Shard) that wrote its part but
+	// not the output, which the shard that finishes last writes.
+	Waiting bool
 	// Noisy and Result are the input and the result of a whole-cube run
 	// (nil in strips).
 	Noisy, Result *msi.Cube
@@ -295,6 +307,10 @@ func Run(ctx context.Context, j *Job) (*Outcome, error) {
 	}
 	set.commit()
 	out.Total = time.Since(start)
+	if out.Waiting {
+		log.Logf("shard %s: %.1f s in all", j.Strips.Shard, out.Total.Seconds())
+		return out, nil
+	}
 	log.Logf("wrote %s (%.1f s in all)", j.Out, out.Total.Seconds())
 	if j.clean != nil {
 		if err := j.score(ctx, out); err != nil {

@@ -102,8 +102,15 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 	default:
 		why = j.wholeCubeNeeds()
 	}
-	if j.Strips.Lines > 0 && why != "" {
-		return nil, fmt.Errorf("--tile: %s", why)
+	forced := ""
+	switch {
+	case j.Strips.Shard.Count > 0:
+		forced = "--shard"
+	case j.Strips.Lines > 0:
+		forced = "--tile"
+	}
+	if forced != "" && why != "" {
+		return nil, fmt.Errorf("%s: %s", forced, why)
 	}
 	if readErr != nil {
 		return nil, nil // its size is known only once it is read
@@ -112,7 +119,7 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 	if err != nil {
 		return nil, err
 	}
-	if j.Strips.Lines > 0 {
+	if forced != "" {
 		return in, nil
 	}
 	h, w, b := in.Size()
@@ -183,6 +190,9 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 				j.Input, err, tile.FormatBytes(budget), tile.FormatBytes(FixedMemory))
 		}
 	}
+	if j.Strips.Shard.Count > 0 {
+		lines = j.shardLines(lines, height, geom, log)
+	}
 	strips := tile.Plan(height, lines, geom)
 	out.Strips = len(strips)
 	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
@@ -204,13 +214,8 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	} else if strip, prepared, err = denoise.PrepareStrips(ctx, j.Method, filledLines{in}, strips, sigma); err != nil {
 		return err
 	}
-	w, err := j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored))
-	if err != nil {
-		return err
-	}
-	log.Start("denoising strips", "strips", int64(len(strips)))
 	var last denoise.Result
-	err = tile.Run(ctx, in, w, strips, func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
 		filled, missing, err := repair.FillMissing(c)
 		if errors.Is(err, repair.ErrAllMasked) {
 			return c, nil // no data at all: written back as missing
@@ -225,17 +230,41 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 			}
 		}
 		return out, err
-	}, func(done, _ int) { log.Update(int64(done), "") })
-	log.Finish()
+	}
+	if j.Strips.Shard.Count > 0 {
+		return j.runShard(ctx, in, strips, denoiseStrip, func() string { return j.describe(sigma, last) }, sigma, meta, prepared, set, out, log)
+	}
+	w, err := j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored))
 	if err != nil {
+		return err
+	}
+	if err := j.denoiseStrips(ctx, in, w, strips, denoiseStrip, log); err != nil {
 		w.Abort()
 		return err
 	}
+	if err := j.commitStrips(w, j.describe(sigma, last), prepared, set); err != nil {
+		w.Abort()
+		return err
+	}
+	return nil
+}
+
+// denoiseStrips denoises strips of in with fn and writes their cores to
+// w, saying how far it is on log.
+func (j *Job) denoiseStrips(ctx context.Context, in tile.Reader, w tile.Writer, strips []tile.Strip, fn tile.Func, log report.Reporter) error {
+	log.Start("denoising strips", "strips", int64(len(strips)))
+	defer log.Finish()
+	return tile.Run(ctx, in, w, strips, fn, func(done, _ int) { log.Update(int64(done), "") })
+}
+
+// commitStrips puts the output w, whose lines are all written, in place
+// in set with the processing line processing, and the dictionary of
+// prepared when it is to be saved.
+func (j *Job) commitStrips(w msi.WindowWriter, processing string, prepared denoise.Result, set *outputSet) error {
 	if err := j.saveDictionary(set, prepared); err != nil {
-		w.Abort()
 		return err
 	}
-	w.SetProcessing(j.describe(sigma, last))
+	w.SetProcessing(processing)
 	return set.write(j.out.Outputs(), w.Commit)
 }
 
