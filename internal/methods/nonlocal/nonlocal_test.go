@@ -241,7 +241,7 @@ func TestDenoiseCancelledAndOptions(t *testing.T) {
 // direction at twice the threshold counts; one at a third of it does not.
 func TestChooseRank(t *testing.T) {
 	for _, tc := range rankCases {
-		clean, noisy := cubeWithPowers(tc.powers, tc.sigma)
+		clean, noisy := cubeWithPowers(tc.powers, tc.sigma, 1)
 		got, err := ChooseRank(noisy, clean, tc.sigma)
 		if err != nil {
 			t.Fatal(err)
@@ -276,9 +276,11 @@ func strongPowers(n int) []float64 { return slices.Repeat([]float64{20}, n) }
 
 // cubeWithPowers returns a clean cube of rankHeight×rankWidth×rankBands
 // whose spectra have the given powers (in units of ChooseRank's threshold
-// for noise σ) along random orthonormal directions, each pixel's
-// coefficients independent, and the cube with noise σ added.
-func cubeWithPowers(powers []float64, sigma float64) (clean, noisy *msi.Cube) {
+// for noise σ) along random orthonormal directions, the coefficients
+// independent from one block of block×block pixels to the next and the
+// same within a block (block divides rankHeight and rankWidth), and the
+// cube with noise σ added.
+func cubeWithPowers(powers []float64, sigma float64, block int) (clean, noisy *msi.Cube) {
 	const h, w, bands = rankHeight, rankWidth, rankBands
 	threshold := 3 * sigma * sigma * math.Sqrt(2.0/(h*w))
 	rng := rand.New(rand.NewPCG(uint64(len(powers)), 5))
@@ -295,9 +297,14 @@ func cubeWithPowers(powers []float64, sigma float64) (clean, noisy *msi.Cube) {
 	var q mat.Dense
 	qr.QTo(&q)
 	clean = msi.NewCube(h, w, bands)
+	coef := make([]float64, (h/block)*(w/block)*len(powers))
+	for i := range coef {
+		coef[i] = rng.NormFloat64() * math.Sqrt(powers[i%len(powers)]*threshold)
+	}
 	for p := range h * w {
-		for j, pw := range powers {
-			c := rng.NormFloat64() * math.Sqrt(pw*threshold)
+		blk := (p/w/block)*(w/block) + p%w/block
+		for j := range powers {
+			c := coef[blk*len(powers)+j]
 			for b := range bands {
 				clean.Data[b*h*w+p] += c * q.At(b, j)
 			}

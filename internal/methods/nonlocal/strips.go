@@ -73,34 +73,43 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 // reads at once (64 MiB as float64).
 const streamValues = 1 << 23
 
+// directionBox is the radius of the box mean, in lines and in columns of
+// a half, that StreamedRank takes the directions of a half from: a 5×5
+// mean of a half's pixels spans 5 lines and 9 columns of the cube.
+const directionBox = 2
+
 // StreamedRank returns the dimension of the spectral subspace for the
 // noisy cube of r with noise σ, read a window of lines at a time within
-// the cores of strips (never more lines at once than a core), each line
-// once: what ChooseRank chooses on a whole cube, but from statistics that
-// a stream of lines gives, without the Wiener estimate whose spectral
-// directions ChooseRank measures the noisy cube's power along.
+// the cores of strips (with directionBox lines beyond them), each core
+// line once: what ChooseRank chooses on a whole cube, from statistics that
+// a stream of lines gives, without the Wiener estimate along whose
+// spectral directions ChooseRank measures the noisy cube's power.
 //
-// The directions come from the noisy cube itself, by two-fold cross
-// validation over its columns: the directions of the spectral second
-// moment of the even columns (about the whole cube's mean), the power of
-// the odd columns along them beyond σ², and the other way round, the two
-// averaged direction by direction. Each half's noise is independent of
-// the other's, so the power along a direction that holds only noise is
-// zero within σ²·√(2/N) for N pixels, as along the directions of
-// ChooseRank's estimate, and the rank is counted by ChooseRank's rule
-// (leading directions above rankZ standard errors, at least RankFor(σ)).
-// The directions of one half's own noisy spectra would not do: the largest
-// eigenvalues of white noise's sample covariance exceed σ² by about
-// 2σ²·√(B/N) (Marchenko–Pastur), several standard errors for a cube of
-// 10⁵ pixels, and every noise direction would count. It stops with
-// ctx.Err() between windows when ctx is cancelled.
+// The directions come from the cube itself by two-fold cross validation
+// over its columns: the spectral directions of a box mean (directionBox)
+// of the even columns, a cheap estimate whose noise is a fraction of the
+// cube's, the power of the odd columns' noisy spectra along them beyond
+// σ², and the other way round, the two averaged direction by direction.
+// Each half's noise is independent of the other's, so the power along a
+// direction that holds only noise is zero within σ²·√(2/N) for N pixels,
+// as along the directions of ChooseRank's estimate, and the rank is
+// counted by ChooseRank's rule (leading directions above rankZ standard
+// errors, at least RankFor(σ)). The directions of the noisy spectra
+// themselves would not do: the largest eigenvalues of white noise's
+// sample covariance exceed σ² by about 2σ²·√(B/N) (Marchenko–Pastur),
+// several standard errors, and every noise direction would count; those
+// of the other half's noisy spectra, unsmoothed, spread the signal's
+// power over more directions than an estimate's (full balloons at σ = 50:
+// rank 9 where ChooseRank chooses 7; with the box mean 7, and at σ = 10
+// and 30 ChooseRank's 13 and 7, docs/results.md). It stops with ctx.Err()
+// between windows when ctx is cancelled.
 func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64, log report.Reporter) (int, error) {
-	_, w, b := r.Size()
+	h, w, b := r.Size()
 	if w < 2 {
 		return min(b, RankFor(sigma)), nil // no columns to cross-validate over
 	}
-	var halves [2]*subspace.Moments
-	log.Start("spectral statistics", "lines", int64(strips[len(strips)-1].Core.End))
+	var noisy, smooth [2]*subspace.Moments
+	log.Start("spectral statistics", "lines", int64(h))
 	defer log.Finish()
 	for _, s := range strips {
 		lines := min(s.Core.Len(), max(1, streamValues/(w*b)))
@@ -108,45 +117,51 @@ func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
-			c, err := r.ReadLines(y0, min(lines, s.Core.End-y0))
+			y1 := min(y0+lines, s.Core.End)
+			top, bottom := max(0, y0-directionBox), min(h, y1+directionBox)
+			c, err := r.ReadLines(top, bottom-top)
 			if err != nil {
 				return 0, err
 			}
-			for parity, half := range halves {
-				cols := everyOtherColumn(c, parity)
-				if half == nil {
-					half = subspace.NewMoments(subspace.MeanSpectrum(cols))
-					halves[parity] = half
+			for parity := range noisy {
+				half := everyOtherColumn(c, parity)
+				core := half.Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+				boxed := boxMean(half, directionBox).Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+				if noisy[parity] == nil {
+					shift := subspace.MeanSpectrum(core)
+					noisy[parity], smooth[parity] = subspace.NewMoments(shift), subspace.NewMoments(shift)
 				}
-				half.Add(cols)
+				noisy[parity].Add(core)
+				smooth[parity].Add(boxed)
 			}
-			log.Update(int64(y0+c.Height), "")
+			log.Update(int64(y1), "")
 		}
 	}
-	return crossValidatedRank(halves[0], halves[1], sigma)
+	return crossValidatedRank(noisy, smooth, sigma)
 }
 
 // crossValidatedRank returns the rank of StreamedRank from the moments of
-// the two halves of a cube's pixels.
-func crossValidatedRank(even, odd *subspace.Moments, sigma float64) (int, error) {
-	n := even.N + odd.N
-	mean := even.Mean()
-	for i, v := range odd.Mean() {
-		mean[i] = (float64(even.N)*mean[i] + float64(odd.N)*v) / float64(n)
+// the two halves of a cube's pixels, noisy and box-averaged.
+func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma float64) (int, error) {
+	n := noisy[0].N + noisy[1].N
+	mean := noisy[0].Mean()
+	for i, v := range noisy[1].Mean() {
+		mean[i] = (float64(noisy[0].N)*mean[i] + float64(noisy[1].N)*v) / float64(n)
 	}
-	evenMoment, oddMoment := even.SecondMoment(mean), odd.SecondMoment(mean)
-	bands := len(mean)
-	evenBasis, err := subspace.FitMoment(evenMoment, mean, bands)
-	if err != nil {
-		return 0, err
-	}
-	oddBasis, err := subspace.FitMoment(oddMoment, mean, bands)
-	if err != nil {
-		return 0, err
-	}
-	power := evenBasis.Power(oddMoment, sigma)
-	for i, p := range oddBasis.Power(evenMoment, sigma) {
-		power[i] = (power[i] + p) / 2
+	var power []float64
+	for half := range noisy {
+		basis, err := subspace.FitMoment(smooth[half].SecondMoment(mean), mean, len(mean))
+		if err != nil {
+			return 0, err
+		}
+		p := basis.Power(noisy[1-half].SecondMoment(mean), sigma)
+		if power == nil {
+			power = p
+			continue
+		}
+		for i := range power {
+			power[i] = (power[i] + p[i]) / 2
+		}
 	}
 	return rankFromPower(power, sigma, n), nil
 }
@@ -176,6 +191,40 @@ func everyOtherColumn(c *msi.Cube, parity int) *msi.Cube {
 		for y := range c.Height {
 			for x := range w {
 				o[y*w+x] = in[y*c.Width+2*x+parity]
+			}
+		}
+	}
+	return out
+}
+
+// boxMean returns the mean of every band of c over the (2r+1)×(2r+1)
+// pixels around each pixel, clipped to the cube (fewer pixels near its
+// edges). The box is separable: a mean along the lines, then along the
+// columns.
+func boxMean(c *msi.Cube, r int) *msi.Cube {
+	h, w := c.Height, c.Width
+	out := msi.NewCube(h, w, c.Bands)
+	rows := make([]float64, h*w)
+	for b := range c.Bands {
+		in, o := c.Band(b), out.Band(b)
+		for y := range h {
+			for x := range w {
+				s := 0.0
+				for k := max(0, x-r); k <= min(w-1, x+r); k++ {
+					s += in[y*w+k]
+				}
+				rows[y*w+x] = s
+			}
+		}
+		for y := range h {
+			y0, y1 := max(0, y-r), min(h-1, y+r)
+			for x := range w {
+				s := 0.0
+				for k := y0; k <= y1; k++ {
+					s += rows[k*w+x]
+				}
+				n := (y1 - y0 + 1) * (min(w-1, x+r) - max(0, x-r) + 1)
+				o[y*w+x] = s / float64(n)
 			}
 		}
 	}
