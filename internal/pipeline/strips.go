@@ -158,12 +158,13 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 // largest value), the noise model of the whole cube fitted in windows of
 // lines (stripNoise: the path, σ), the strips planned for the method and
 // the budget, what the method learns from the whole cube learned (a
-// Tiler, from the lines as the strips' method will see them:
-// stripNoise.lines), then every strip denoised by the path and its core
-// written, in the input's units, its missing voxels filled before and
-// written back as missing, with its mask and residual when asked for. The
-// header records the settings of the last strip's run (a method that is
-// not a Tiler chooses per strip). in is closed when it returns.
+// Tiler or a StripPreparer, denoise.PrepareStrips, from the lines as the
+// strips' method sees them: stripNoise.lines), then every strip denoised
+// by the path and its core written, in the input's units, its missing
+// voxels filled before and written back as missing, with its mask and
+// residual when asked for. The header records the settings of the last
+// strip's run (a method that neither is a Tiler nor a StripPreparer
+// chooses per strip). in is closed when it returns.
 func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
 	defer in.Close()
 	height, width, bands := in.Size()
@@ -224,8 +225,8 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget - FixedMemory/2))
 
 	method, prepared := j.Method, denoise.Result{}
-	if t, ok := j.Method.(denoise.Tiler); ok && plan.path != PathUnchanged {
-		if method, prepared, err = t.PrepareTiles(ctx, plan.lines(in), strips, sigma); err != nil {
+	if plan.path != PathUnchanged {
+		if method, prepared, err = denoise.PrepareStrips(ctx, j.Method, plan.lines(in), strips, sigma); err != nil {
 			return err
 		}
 	}
