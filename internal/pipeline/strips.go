@@ -140,12 +140,13 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 // runStrips denoises the input in, opened for windows, into j.Out strip
 // by strip: the scale found (one pass over the file when it needs the
 // largest value), σ resolved, the strips planned for the method and the
-// budget, what the method learns from the whole cube learned (a Tiler,
-// from the strips with their missing voxels filled), then every strip
+// budget, what the method learns from the whole cube learned (a Tiler or
+// a StripPreparer, denoise.PrepareStrips, from the strips with their
+// missing voxels filled), then every strip
 // denoised and its core written, in the input's units, its missing voxels
 // filled before and written back as missing. The header records the
-// settings of the last strip's run (a method that is not a Tiler chooses
-// per strip). Sparse noise is not looked for: its detection needs the
+// settings of the last strip's run (a method that neither is a Tiler nor
+// a StripPreparer chooses per strip). Sparse noise is not looked for: its detection needs the
 // whole cube. in is closed when it returns.
 func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
 	defer in.Close()
@@ -213,10 +214,8 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	strip, prepared := j.Method, denoise.Result{}
 	if sigma == 0 {
 		strip = unchanged{}
-	} else if t, ok := j.Method.(denoise.Tiler); ok {
-		if strip, prepared, err = t.PrepareTiles(ctx, filledLines{in}, strips, sigma); err != nil {
-			return err
-		}
+	} else if strip, prepared, err = denoise.PrepareStrips(ctx, j.Method, filledLines{in}, strips, sigma); err != nil {
+		return err
 	}
 	var last denoise.Result
 	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
