@@ -168,7 +168,10 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
 	defer in.Close()
 	height, width, bands := in.Size()
-	if err := in.Prepare(ctx); err != nil {
+	passed, endPass := report.Lazy(log, "finding the largest value (for the units)", "lines", int64(height))
+	err := in.Prepare(ctx, func(lines int) { passed(int64(lines)) })
+	endPass()
+	if err != nil {
 		return err
 	}
 	meta, err := in.Metadata()
@@ -269,7 +272,7 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 // denoiseStrips denoises strips of in with fn and writes their cores to
 // w, saying how far it is on log.
 func (j *Job) denoiseStrips(ctx context.Context, in tile.Reader, w tile.Writer, strips []tile.Strip, fn tile.Func, log report.Reporter) error {
-	log.Start("denoising strips", "strips", int64(len(strips)))
+	report.StartSteps(log, "denoising strips", "strips", int64(len(strips)))
 	defer log.Finish()
 	return tile.Run(ctx, in, w, strips, fn, func(done, _ int) { log.Update(int64(done), "") })
 }
