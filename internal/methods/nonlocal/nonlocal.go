@@ -149,15 +149,7 @@ func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	threshold := rankZ * sigma * sigma * math.Sqrt(2/float64(y.Height*y.Width))
-	k := 0
-	for _, p := range bs.SignalPower(y, sigma) {
-		if p <= threshold {
-			break
-		}
-		k++
-	}
-	return min(y.Bands, max(k, RankFor(sigma))), nil
+	return rankFromPower(bs.SignalPower(y, sigma), sigma, y.Height*y.Width), nil
 }
 
 // Validate checks resolved options, the pilot's included, against a cube
@@ -188,6 +180,10 @@ type Denoiser struct {
 	// afterStage, if not nil, is given every stage's estimate and time
 	// (the stage table of docs/results.md, BenchmarkStages).
 	afterStage func(name string, x *msi.Cube, took time.Duration)
+	// pilot, if not nil, is the pilot's method with the dictionary learned
+	// from the whole cube (PrepareStrips); nil learns it from the cube
+	// denoised.
+	pilot denoise.Method
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -207,7 +203,10 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		return nil, denoise.Result{}, err
 	}
 	pilotStart := time.Now()
-	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: log}
+	pilot := d.pilot
+	if pilot == nil {
+		pilot = &twodsc.Denoiser{Options: o.Pilot, Report: log}
+	}
 	x, _, err := pilot.Denoise(ctx, noisy, sigma)
 	if err != nil {
 		return nil, denoise.Result{}, err
@@ -290,7 +289,8 @@ func regularise(y, x *msi.Cube, sigma float64) (*msi.Cube, float64) {
 }
 
 // Draft returns the nonlocal method with one Wiener pass (none if d has
-// none) and one low-rank round, its other settings d's: a first estimate
+// none) and one low-rank round, its other settings d's, and the pilot and
+// rank that PrepareStrips shared: a first estimate
 // that costs about half a full run. As the first of repair's two passes it
 // cost 0.05 dB on the mixed-noise chart crop (docs/results.md).
 func (d *Denoiser) Draft() denoise.Method {
@@ -299,7 +299,7 @@ func (d *Denoiser) Draft() denoise.Method {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	return &Denoiser{Options: o, Report: d.Report, signalDirections: d.signalDirections, counted: d.counted}
+	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, signalDirections: d.signalDirections, counted: d.counted}
 }
 
 // WithSignalDirections returns d choosing the rank of its low-rank rounds

@@ -71,7 +71,16 @@ func SignalDirections(c *msi.Cube, a, b []float64, z float64) (int, error) {
 		mean[band] = s / float64(len(fit)+len(measure))
 		noise[band] = a[band]*mean[band] + b[band]
 	}
-	basis, err := basisOf(secondMoment(c, mean, fit), mean, B)
+	half := msi.NewCube(1, len(fit), B)
+	for band := range B {
+		values, dst := c.Band(band), half.Band(band)
+		for j, p := range fit {
+			dst[j] = values[p]
+		}
+	}
+	moments := NewMoments(mean)
+	moments.Add(half)
+	basis, err := FitMoment(moments.SecondMoment(nil), mean, B)
 	if err != nil {
 		return 0, err
 	}

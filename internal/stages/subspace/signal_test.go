@@ -82,43 +82,6 @@ func TestSignalDirectionsMissing(t *testing.T) {
 	}
 }
 
-// TestSecondMomentPixels checks the second moment over a list of pixels
-// against the sum over them by definition, and over every pixel listed
-// against the whole cube's bit for bit.
-func TestSecondMomentPixels(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	c := lowRankCube(rng, 70, 65, 6, 3) // more than one block of pixels
-	mean := MeanSpectrum(c)
-	var odd, all []int
-	for p := range c.Height * c.Width {
-		all = append(all, p)
-		if p%3 == 1 {
-			odd = append(odd, p)
-		}
-	}
-	got := secondMoment(c, mean, odd)
-	for i := range c.Bands {
-		for j := range c.Bands {
-			want := 0.0
-			for _, p := range odd {
-				want += (c.Band(i)[p] - mean[i]) * (c.Band(j)[p] - mean[j])
-			}
-			want /= float64(len(odd))
-			if math.Abs(got.At(i, j)-want) > 1e-9*math.Max(1, math.Abs(want)) {
-				t.Errorf("(%d, %d): %g, want %g", i, j, got.At(i, j), want)
-			}
-		}
-	}
-	whole, listed := secondMoment(c, mean, nil), secondMoment(c, mean, all)
-	for i := range c.Bands {
-		for j := range c.Bands {
-			if whole.At(i, j) != listed.At(i, j) {
-				t.Errorf("(%d, %d): %g listed, %g whole", i, j, listed.At(i, j), whole.At(i, j))
-			}
-		}
-	}
-}
-
 func TestSignalDirectionsPanicsOnLevels(t *testing.T) {
 	defer func() {
 		if recover() == nil {
