@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
 	"strings"
 
 	"tdsc/internal/denoise"
@@ -205,11 +204,12 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
 		j.Input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(budget))
 	// The strips are garbage as soon as the next is read: the limit makes
-	// the collector return them rather than let the heap grow to twice
-	// what is live. It binds only Go's own memory, so it leaves half of
-	// FixedMemory for what is not (OpenBLAS's buffers): at the whole
-	// budget a 4096²×64 run peaked 15 MiB over it.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget - FixedMemory/2))
+	// the collector return them. It binds only Go's own memory, so it is
+	// set again at every strip for what is resident outside it (at the
+	// whole budget, with a fixed reserve for that, a 4096²×64 run peaked
+	// 15 MiB over it).
+	limit := limitMemory(budget)
+	defer limit.restore()
 
 	strip, prepared := j.Method, denoise.Result{}
 	if sigma == 0 {
@@ -219,6 +219,7 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	}
 	var last denoise.Result
 	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+		limit.update()
 		filled, missing, err := repair.FillMissing(c)
 		if errors.Is(err, repair.ErrAllMasked) {
 			return c, nil // no data at all: written back as missing
