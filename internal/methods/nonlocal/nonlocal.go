@@ -182,6 +182,10 @@ type Denoiser struct {
 	// afterStage, if not nil, is given every stage's estimate and time
 	// (the stage table of docs/results.md, BenchmarkStages).
 	afterStage func(name string, x *msi.Cube, took time.Duration)
+	// eigenImages, if not 0, overrides the rule of the band handling
+	// (eigen.go): -1 keeps the bands, k > 0 works on k eigen-images
+	// (BenchmarkStages' comparison of the two chains).
+	eigenImages int
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -200,14 +204,32 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
 	}
+	// On many bands the chain runs on the eigen-images (eigen.go): noisy
+	// is then their cube, and the bands come back at the end.
+	bands, err := eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages)
+	if err != nil {
+		return nil, denoise.Result{}, err
+	}
+	wavelengths := noisy.Wavelengths
+	if bands != nil {
+		log.Logf("eigen-images: %d of the %d bands", bands.K, noisy.Bands)
+		noisy = bands.Project(noisy)
+	}
 	pilotStart := time.Now()
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: log}
 	x, _, err := pilot.Denoise(ctx, noisy, sigma)
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
+	// What afterStage is given: the estimate on the bands.
+	onBands := func(x *msi.Cube) *msi.Cube {
+		if bands == nil {
+			return x
+		}
+		return bands.Reconstruct(x)
+	}
 	if d.afterStage != nil {
-		d.afterStage("2DSC pilot", x, time.Since(pilotStart))
+		d.afterStage("2DSC pilot", onBands(x), time.Since(pilotStart))
 	}
 	stage := func(name string, rows int, run func(progress func(int)) (*msi.Cube, error)) error {
 		start := time.Now()
@@ -221,7 +243,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		log.Logf("%s in %.1f s", name, time.Since(start).Seconds())
 		x = out
 		if d.afterStage != nil {
-			d.afterStage(name, x, time.Since(start))
+			d.afterStage(name, onBands(x), time.Since(start))
 		}
 		return nil
 	}
@@ -232,6 +254,11 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		if err := stage(fmt.Sprintf("Wiener pass %d", i+1), refRows(wienerShape), func(pr func(int)) (*msi.Cube, error) {
 			if i < o.Wiener-1 {
 				return subspaceWienerStage(ctx, noisy, x, sigma, WienerSubspace(noisy.Bands), wienerShape, o.Threads, pr)
+			}
+			if bands != nil {
+				// Eigen-images need no spectral DCT: the last pass works
+				// on all of them in the estimate's own basis.
+				return subspaceWienerStage(ctx, noisy, x, sigma, noisy.Bands, wienerShape, o.Threads, pr)
 			}
 			return wienerStage(ctx, noisy, x, sigma, matchFeatures, wienerShape, o.Threads, pr)
 		}); err != nil {
@@ -260,9 +287,13 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, denoise.Result{}, err
 		}
 	}
-	x.Wavelengths = noisy.Wavelengths
 	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
+	if bands != nil {
+		x = bands.Reconstruct(x)
+		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)
+	}
+	x.Wavelengths = wavelengths
 	return x, res, nil
 }
 

@@ -118,6 +118,20 @@ func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
 	return bs, nil
 }
 
+// Leading returns the basis of the first k directions of bs, with its
+// mean and eigenvalues: the basis Fit returns for k from the same cube. It
+// panics if k is not in 1..bs.K.
+func (bs *Basis) Leading(k int) *Basis {
+	if k < 1 || k > bs.K {
+		panic(fmt.Sprintf("subspace: Leading: %d directions of a basis of %d", k, bs.K))
+	}
+	out := &Basis{Bands: bs.Bands, K: k, Mean: bs.Mean, E: make([]float64, bs.Bands*k), Eigenvalues: bs.Eigenvalues}
+	for b := range bs.Bands {
+		copy(out.E[b*k:(b+1)*k], bs.E[b*bs.K:])
+	}
+	return out
+}
+
 // Project returns the k eigen-images Z = (Y − μ)E of y as a cube of K
 // bands. It panics if y does not have Bands bands.
 func (bs *Basis) Project(y *msi.Cube) *msi.Cube {
