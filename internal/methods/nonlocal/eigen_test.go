@@ -92,20 +92,24 @@ func manyBandCube(rng *rand.Rand, h, w, bands, r int) *msi.Cube {
 }
 
 // TestEigenBasis checks the eigen-images of a many-band cube against an
-// explicit computation: the covariance about the mean built pixel by
-// pixel, gonum's eigendecomposition of it, the projector onto its top k
-// eigenvectors and the eigen-images (Y − μ)E as a matrix product; k is the
-// rule's (EigenImages of those eigenvalues).
+// explicit computation: the means of the 4×4 blocks summed pixel by pixel
+// (a last partial row and column of blocks left out), their covariance
+// about the noisy cube's mean, gonum's eigendecomposition of it, the
+// projector onto its top k eigenvectors and the eigen-images (Y − μ)E as a
+// matrix product; k is the rule's (EigenImages of those eigenvalues, the
+// noise σ/4 over the blocks).
 func TestEigenBasis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 1))
-	const h, w, bands, sigma = 30, 28, 70, 10.0
+	const h, w, bands, sigma = 66, 63, 70, 10.0
 	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 2)
 	basis, err := eigenBasis(noisy, sigma, 0, 0)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || basis == nil {
+		t.Fatalf("basis %v, error %v: want eigen-images", basis, err)
 	}
 	n := h * w
+	bh, bw := h/eigenBlock, w/eigenBlock
 	y := mat.NewDense(n, bands, nil)
+	blocks := mat.NewDense(bh*bw, bands, nil)
 	for b := range bands {
 		mean := 0.0
 		for _, v := range noisy.Band(b) {
@@ -118,17 +122,28 @@ func TestEigenBasis(t *testing.T) {
 		for p, v := range noisy.Band(b) {
 			y.Set(p, b, v-mean)
 		}
+		for i := range bh {
+			for j := range bw {
+				s := 0.0
+				for dy := range eigenBlock {
+					for dx := range eigenBlock {
+						s += noisy.At(i*eigenBlock+dy, j*eigenBlock+dx, b)
+					}
+				}
+				blocks.Set(i*bw+j, b, s/(eigenBlock*eigenBlock)-mean)
+			}
+		}
 	}
 	var cov mat.SymDense
-	cov.SymOuterK(1/float64(n), y.T())
+	cov.SymOuterK(1/float64(bh*bw), blocks.T())
 	var eig mat.EigenSym
 	if !eig.Factorize(&cov, true) {
 		t.Fatal("eigendecomposition failed")
 	}
 	values := eig.Values(nil)
 	slices.Reverse(values)
-	wantK := EigenImages(values, n, sigma)
-	if basis == nil || basis.K != wantK {
+	wantK := EigenImages(values, bh*bw, sigma/eigenBlock)
+	if basis.K != wantK {
 		t.Fatalf("basis %v, want %d eigen-images", basis, wantK)
 	}
 	if wantK*eigenBandRatio > bands || wantK < eigenImagesMin {
@@ -142,7 +157,7 @@ func TestEigenBasis(t *testing.T) {
 	got.Mul(e, e.T())
 	want.Mul(top, top.T())
 	if !mat.EqualApprox(&got, &want, 1e-8) {
-		t.Error("the projector onto the eigen-images is not that of the top eigenvectors")
+		t.Error("the projector onto the eigen-images is not that of the top eigenvectors of the block means")
 	}
 	var z mat.Dense
 	z.Mul(y, e)

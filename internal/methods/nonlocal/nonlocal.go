@@ -21,6 +21,15 @@
 //     remaining noise level σ' = δ·√|σ² − mean((Y − Y')²)| (iterative
 //     regularisation), with λ = 0.1 and δ = 0.6.
 //
+// Bands: on a cube of B bands whose signal the k spectral eigen-images hold
+// with k ≤ B/4 (EigenImages, useEigenImages), the whole chain runs on the
+// eigen-images Z = (Y − μ)E instead of the bands (they keep white noise of
+// the same σ; E the leading spectral directions of the means of 4×4 blocks
+// of pixels), its last Wiener pass on all k of them in the estimate's
+// basis instead of the full spectrum, and returns ẐEᵀ + μ: the pilot and
+// the Wiener passes cost k bands' worth instead of B. Fewer bands (every
+// 31-band CAVE scene) keep the chain on the bands. See eigen.go.
+//
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
 
@@ -145,11 +154,17 @@ const rankZ = 3
 // significant (full balloons at σ = 30: rank 9 gains 0.7 dB over 6,
 // docs/results.md).
 func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
+	return chooseRank(y, x, sigma, 0)
+}
+
+// chooseRank is ChooseRank with the threshold raised by excess, the power
+// beyond σ² that noise may have along a direction of y (eigenImageExcess).
+func chooseRank(y, x *msi.Cube, sigma, excess float64) (int, error) {
 	bs, err := subspace.Fit(x, subspace.MeanSpectrum(y), y.Bands)
 	if err != nil {
 		return 0, err
 	}
-	threshold := rankZ * sigma * sigma * math.Sqrt(2/float64(y.Height*y.Width))
+	threshold := excess + rankZ*sigma*sigma*math.Sqrt(2/float64(y.Height*y.Width))
 	k := 0
 	for _, p := range bs.SignalPower(y, sigma) {
 		if p <= threshold {
@@ -210,9 +225,10 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	wavelengths := noisy.Wavelengths
+	wavelengths, excess := noisy.Wavelengths, 0.0
 	if bands != nil {
 		log.Logf("eigen-images: %d of the %d bands", bands.K, noisy.Bands)
+		excess = eigenImageExcess(noisy.Bands, noisy.Height*noisy.Width/(eigenBlock*eigenBlock), sigma/eigenBlock)
 		noisy = bands.Project(noisy)
 	}
 	pilotStart := time.Now()
@@ -267,7 +283,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	}
 	rank := o.Rank
 	if rank == 0 {
-		if rank, err = ChooseRank(noisy, x, sigma); err != nil {
+		if rank, err = chooseRank(noisy, x, sigma, excess); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d", rank)

@@ -238,7 +238,9 @@ func TestDenoiseCancelledAndOptions(t *testing.T) {
 // TestChooseRank: with the clean cube as the estimate, the rank is the
 // number of directions whose signal power is clearly above the threshold
 // 3σ²√(2/N) when that exceeds RankFor(σ), and RankFor(σ) otherwise. A
-// direction at twice the threshold counts; one at a third of it does not.
+// direction at twice the threshold counts; one at a third of it does not,
+// nor one at twice it when an excess of twice it raises the threshold
+// (chooseRank).
 func TestChooseRank(t *testing.T) {
 	const h, w, bands = 64, 64, 20
 	strong := func(n int) []float64 { return slices.Repeat([]float64{20}, n) }
@@ -246,14 +248,17 @@ func TestChooseRank(t *testing.T) {
 		powers []float64 // in units of the threshold, descending
 		sigma  float64
 		want   int
+		excess float64 // in units of the threshold
 	}{
-		{strong(9), 30, 9},
-		{append(strong(8), 2), 30, 9},
-		{append(strong(8), 1.0/3), 30, 8},
-		{append(strong(9), 1.0/3, 1.0/3), 30, 9},
-		{strong(3), 30, RankFor(30)},
-		{strong(3), 10, RankFor(10)},
-		{append(strong(13), 2), 10, 14},
+		{strong(9), 30, 9, 0},
+		{append(strong(8), 2), 30, 9, 0},
+		{append(strong(8), 1.0/3), 30, 8, 0},
+		{append(strong(9), 1.0/3, 1.0/3), 30, 9, 0},
+		{strong(3), 30, RankFor(30), 0},
+		{strong(3), 10, RankFor(10), 0},
+		{append(strong(13), 2), 10, 14, 0},
+		{append(strong(8), 2), 30, 8, 2},
+		{append(strong(8), 4), 30, 9, 2},
 	} {
 		threshold := 3 * tc.sigma * tc.sigma * math.Sqrt(2.0/(h*w))
 		rng := rand.New(rand.NewPCG(uint64(len(tc.powers)), 5))
@@ -279,7 +284,7 @@ func TestChooseRank(t *testing.T) {
 			}
 		}
 		noisy := noise.Add(nil, clean, tc.sigma, 1)
-		got, err := ChooseRank(noisy, clean, tc.sigma)
+		got, err := chooseRank(noisy, clean, tc.sigma, tc.excess*threshold)
 		if err != nil {
 			t.Fatal(err)
 		}
