@@ -1,7 +1,10 @@
 package nonlocal
 
 import (
+	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
@@ -15,23 +18,23 @@ import (
 // The signal of a natural scene lies close to a subspace of a few tens of
 // dimensions whatever the band count, while the pilot and the Wiener passes
 // cost about as much per band as per pixel. With μ the noisy cube's mean
-// spectrum and E (B×k) the leading eigenvectors of its spectral covariance,
-// the eigen-images Z = (Y − μ)E keep white noise of the same σ (E is
-// orthonormal), so the chain denoises Z as it would a k-band cube and
-// returns ẐEᵀ + μ: what lies outside the subspace, noise but for a signal
-// power too small to be told from it, is discarded. The low-rank rounds
-// discard it anyway (their estimate lies in a subspace of the pilot's),
-// but the full-spectrum Wiener pass does not, and on 31 bands it is worth
-// 0.3–0.6 dB over Wiener passes on eigen-images: the chain stays on the
-// bands unless eigen-images cut them by eigenBandRatio (useEigenImages).
+// spectrum and E (B×k) the leading spectral directions of its block means
+// (eigenBlock), the eigen-images Z = (Y − μ)E keep white noise of the same
+// σ (E is orthonormal), so the chain denoises Z as it would a k-band cube
+// and returns μ plus the estimated eigen-images Ẑ, each with the spectrum
+// that fits Y best (spectraOf): the noise outside the subspace is
+// discarded. The low-rank rounds on the bands discard what lies outside a
+// subspace of their pilot's too, but the full-spectrum Wiener pass does
+// not, and on 31 bands it is worth 0.3–0.6 dB over Wiener passes on
+// eigen-images: the chain stays on the bands unless eigen-images cut them
+// by eigenBandRatio (useEigenImages).
 
 // eigenImagesMin is the least number of eigen-images the chain works on:
 // the least subspace of the first Wiener pass (WienerSubspace), and above
 // ChooseRank's ranks at σ ≥ 10 on every CAVE scene (at most 15), so the
-// low-rank rounds find every direction they keep. On the 256×256 balloons
-// crop resampled to 224 bands, 16 eigen-images fitted on the noisy cube
-// (σ = 30) hold the clean cube to 49.6 dB (55.9 dB at σ = 10), far above
-// what the method reaches.
+// low-rank rounds find every direction they keep. More do not help: on
+// the 256×256 balloons crop resampled to 224 bands at σ = 30 the chain ends
+// at 48.4 dB on 16 and on 32 of them (docs/results.md).
 const eigenImagesMin = wienerSubspaceMin
 
 // eigenImagesMargin multiplies the number of directions whose power the
@@ -152,3 +155,58 @@ func eigenBasis(y *msi.Cube, sigma float64, least, force int) (*subspace.Basis, 
 	}
 	return full.Leading(k), nil
 }
+
+// spectraOf returns the cube on the bands of y whose pixels are μ + QW:
+// Q the principal images of the estimated eigen-images z (about their
+// mean, those of a nonzero variance: the low-rank rounds leave fewer than
+// k), each with the spectrum W that fits y best in least squares,
+// W = (QᵀQ)⁻¹Qᵀ(Y − μ), instead of the directions of E it was projected
+// on. Its mean spectrum is μ, the noisy cube's.
+//
+// Why: E, fitted on noisy block means, has the weak directions of the
+// signal only roughly (16 eigen-images of the balloons crop at 224 bands
+// hold the clean cube to 52.5 dB), and ẐEᵀ keeps that error. The noise of
+// Y is independent of Q but for the part that Z carried, so the
+// regression finds each image's spectrum from the full bands; it adds
+// noise of only σ²·r/N per voxel (r images, N pixels).
+func spectraOf(y *msi.Cube, mean []float64, z *msi.Cube) (*msi.Cube, error) {
+	own, err := subspace.Fit(z, nil, z.Bands)
+	if err != nil {
+		return nil, err
+	}
+	r := 0
+	for r < own.K && own.Eigenvalues[r] > independentImages*own.Eigenvalues[0] {
+		r++
+	}
+	n, bands := y.Height*y.Width, y.Bands
+	out := msi.NewCube(y.Height, y.Width, bands)
+	if r > 0 { // else a flat estimate: every pixel the mean
+		q := own.Leading(r).Project(z)
+		qt := mat.NewDense(r, n, q.Data) // row i: image i, of mean zero
+		var gram mat.SymDense
+		gram.SymOuterK(1, qt)
+		var chol mat.Cholesky
+		if !chol.Factorize(&gram) {
+			return nil, fmt.Errorf("nonlocal: the principal images of the estimate are linearly dependent")
+		}
+		// Qᵀ(Y − μ) = QᵀY: Q's columns have mean zero.
+		var cross, w mat.Dense
+		cross.Mul(qt, mat.NewDense(bands, n, y.Data).T())
+		if err := chol.SolveTo(&w, &cross); err != nil {
+			return nil, fmt.Errorf("nonlocal: spectra of the eigen-images: %w", err)
+		}
+		mat.NewDense(bands, n, out.Data).Mul(w.T(), qt)
+	}
+	parallel.Each(bands, func(b int) {
+		ob := out.Band(b)
+		for p := range ob {
+			ob[p] += mean[b]
+		}
+	})
+	return out, nil
+}
+
+// independentImages is the least variance, relative to the first, of a
+// principal image that spectraOf regresses on: below it the image is the
+// rounding error of a rank the low-rank rounds did not keep.
+const independentImages = 1e-10

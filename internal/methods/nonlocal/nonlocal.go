@@ -26,9 +26,10 @@
 // eigen-images Z = (Y − μ)E instead of the bands (they keep white noise of
 // the same σ; E the leading spectral directions of the means of 4×4 blocks
 // of pixels), its last Wiener pass on all k of them in the estimate's
-// basis instead of the full spectrum, and returns ẐEᵀ + μ: the pilot and
-// the Wiener passes cost k bands' worth instead of B. Fewer bands (every
-// 31-band CAVE scene) keep the chain on the bands. See eigen.go.
+// basis instead of the full spectrum, and returns μ plus the estimated
+// eigen-images each with its spectrum fitted to Y in least squares: the
+// stages cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
+// scene) keep the chain on the bands. See eigen.go.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -225,7 +226,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	wavelengths, excess := noisy.Wavelengths, 0.0
+	full, wavelengths, excess := noisy, noisy.Wavelengths, 0.0
 	if bands != nil {
 		log.Logf("eigen-images: %d of the %d bands", bands.K, noisy.Bands)
 		excess = eigenImageExcess(noisy.Bands, noisy.Height*noisy.Width/(eigenBlock*eigenBlock), sigma/eigenBlock)
@@ -306,7 +307,9 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
 	if bands != nil {
-		x = bands.Reconstruct(x)
+		if x, err = spectraOf(full, bands.Mean, x); err != nil {
+			return nil, denoise.Result{}, err
+		}
 		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)
 	}
 	x.Wavelengths = wavelengths
