@@ -13,6 +13,7 @@ import (
 	"tdsc/internal/noise"
 	"tdsc/internal/pipeline"
 	"tdsc/internal/report"
+	"tdsc/internal/shard"
 )
 
 // denoiseFlags are the flags of tdsc denoise. The settings of the methods
@@ -29,6 +30,7 @@ type denoiseFlags struct {
 	saveMask, saveResidual  string
 	mask                    string
 	force                   bool
+	shard                   string
 }
 
 // noiseFlags are the noise model's flags, as typed (pipeline.NoiseModel).
@@ -118,6 +120,7 @@ func newDenoiseCmdWith(df *denoiseFlags) *cobra.Command {
 	f.StringVar(&df.mask, "mask", "", "a cube of the input's height and width, one band (every band) or the input's bands, whose nonzero voxels mark the input's as missing: not used as data, written back as they were; "+formats.Paths())
 	f.IntVar(&df.tf.lines, "tile", 0, "denoise a cube ("+strings.Join(formats.WindowLabels(), ", ")+") in strips of this many lines (rounded down to the method's alignment, plus a halo), reading and writing it strip by strip; 0: only when the whole cube would exceed --max-memory")
 	f.StringVar(&df.tf.maxMemory, "max-memory", "", "memory budget (e.g. 2G, 1536M): a larger cube ("+strings.Join(formats.WindowLabels(), ", ")+") is denoised in strips that fit it (default: half of the machine's RAM)")
+	f.StringVar(&df.shard, "shard", "", "denoise only the I-th of N contiguous shares of the strips, I/N with 1 ≤ I ≤ N (e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT), writing it beside --out; the shard that finishes last writes --out, the same file as one run (implies strips)")
 	c.MarkFlagsMutuallyExclusive(denoise.Dict.Name, denoise.SaveDict.Name)
 	_ = c.RegisterFlagCompletionFunc("method", completeMethods)
 	return c
@@ -237,6 +240,12 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	job.Strips.Lines = d.tf.lines
+	if d.shard != "" {
+		if job.Strips.Shard, err = shard.Parse(d.shard); err != nil {
+			return flagError(err)
+		}
+		job.Strips.Key = outputSettings(f)
+	}
 	if job.Strips.Budget, err = memoryBudget(d.tf.maxMemory); err != nil {
 		return err
 	}
@@ -257,6 +266,22 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 		rows[i] = evalRow{input: sc.Path, rep: sc.Report, wavelengths: sc.Wavelengths}
 	}
 	return writeEvalTable(cmd.OutOrStdout(), rows, false)
+}
+
+// outputSettings returns the flags given to denoise that decide its
+// output, one "name=value" a line in the order of their names: every
+// flag but those that change only how it runs (--shard, --threads,
+// --quiet, --force), the key of a sharded run's parts.
+func outputSettings(f *pflag.FlagSet) string {
+	var b strings.Builder
+	f.Visit(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "shard", "threads", "quiet", "force":
+			return
+		}
+		fmt.Fprintf(&b, "%s=%s\n", fl.Name, fl.Value)
+	})
+	return b.String()
 }
 
 // andList joins words as "a", "a and b" or "a, b and c".

@@ -100,6 +100,44 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 		t.Errorf("interrupted denoise --tile left %v beside its input", names)
 	}
 
+	// A shard interrupted before its strips are written leaves nothing; a
+	// shard interrupted while it assembles the output leaves no output
+	// and no claim, only the parts, whole, which a shard run again
+	// assembles.
+	shardRun := func(ctx context.Context, stderr io.Writer, which string) error {
+		return runTDSC(ctx, stderr, "denoise", "--method", "2dsc", "--input", noisy, "--sigma", "30", "--samples", "2000", "--iters", "1",
+			"--tile", "40", "--out", filepath.Join(dir, "out.hdr"), "--shard", which)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	stderr = &cancelOn{marker: "shard 1/2: strips", cancel: cancel}
+	if err := shardRun(ctx, stderr, "1/2"); !errors.Is(err, context.Canceled) {
+		t.Errorf("denoise --shard 1/2: got error %v, want context.Canceled (stderr: %s)", err, stderr.buf.String())
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, inputs) {
+		t.Errorf("interrupted denoise --shard left %v beside its input", names)
+	}
+	if err := shardRun(context.Background(), io.Discard, "1/2"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	stderr = &cancelOn{marker: "every part is there", cancel: cancel}
+	if err := shardRun(ctx, stderr, "2/2"); !errors.Is(err, context.Canceled) {
+		t.Errorf("denoise --shard 2/2, assembling: got error %v, want context.Canceled (stderr: %s)", err, stderr.buf.String())
+	}
+	parts := []string{".out.hdr.shard-1-of-2", ".out.hdr.shard-2-of-2", "n.hdr", "n.img"}
+	if names := dirNames(t, dir); !slices.Equal(names, parts) {
+		t.Errorf("denoise --shard interrupted while assembling left %v beside its input, want %v", names, parts)
+	}
+	var again bytes.Buffer
+	if err := shardRun(context.Background(), &again, "1/2"); err != nil || !strings.Contains(again.String(), "is there from an earlier run") {
+		t.Errorf("denoise --shard 1/2 run again: %v, stderr %s", err, again.String())
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"n.hdr", "n.img", "out.hdr", "out.img"}) {
+		t.Errorf("the shard run again left %v", names)
+	}
+	os.Remove(filepath.Join(dir, "out.hdr"))
+	os.Remove(filepath.Join(dir, "out.img"))
+
 	// train: interrupted while learning.
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"tdsc/internal/shard"
 )
 
 // Cell is one denoising run of a plan: a method on the noisy cube of a
@@ -84,22 +86,10 @@ func (r *Resolved) Groups() []Group {
 // Shard is the Index-th (from 1) of Count disjoint parts of a plan.
 type Shard struct{ Index, Count int }
 
-// ParseShard reads "I/N" with 1 ≤ I ≤ N, as Slurm's
-// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT gives it for --array=1-N.
+// ParseShard reads "I/N" with 1 ≤ I ≤ N (shard.Parse).
 func ParseShard(s string) (Shard, error) {
-	is, ns, ok := strings.Cut(s, "/")
-	i, errI := strconv.Atoi(strings.TrimSpace(is))
-	n, errN := strconv.Atoi(strings.TrimSpace(ns))
-	if !ok || errI != nil || errN != nil {
-		return Shard{}, fmt.Errorf("--shard %q: want I/N, two whole numbers with 1 ≤ I ≤ N (e.g. 1/4)", s)
-	}
-	if n < 1 {
-		return Shard{}, fmt.Errorf("--shard %s: the number of shards must be at least 1", s)
-	}
-	if i < 1 || i > n {
-		return Shard{}, fmt.Errorf("--shard %s: the shard number must be from 1 to %d (shards count from 1, like Slurm array ids of --array=1-%d)", s, n, n)
-	}
-	return Shard{Index: i, Count: n}, nil
+	sp, err := shard.Parse(s)
+	return Shard(sp), err
 }
 
 // Select returns the groups of shard s: the groups whose place in groups

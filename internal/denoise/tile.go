@@ -19,20 +19,52 @@ type Tiler interface {
 	PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (Method, Result, error)
 }
 
-// DefaultHalo is the halo, in lines, of a method that is not a Tiler: each
-// strip is denoised on its own with this much context on either side. It
-// covers nonlocal's 31×31 search window around a 6×6 patch, and the
-// patches of every other method.
+// StripPreparer is implemented by the methods whose strip-by-strip result
+// is close to, not the same as, their whole-cube result, but that learn
+// from the whole cube what every strip then shares (a dictionary, a rank)
+// rather than each strip learning its own from fewer pixels.
+// PrepareStrips learns it from the cube of r, read strip by strip within
+// the strips of StripGeometry, and returns the method that denoises every
+// strip with it (its Draft, if it is a Drafter, keeps it too) and in the
+// Result what is to be saved of it. The StripPreparer itself is left as it
+// was.
+type StripPreparer interface {
+	Method
+	StripGeometry(sigma float64) tile.Geometry
+	PrepareStrips(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (Method, Result, error)
+}
+
+// DefaultHalo is the halo, in lines, of a method that is neither a Tiler
+// nor a StripPreparer: each strip is denoised on its own with this much
+// context on either side. It covers a 31×31 search window around a 6×6
+// patch, and the patches of every other method.
 const DefaultHalo = 32
 
 // TileGeometry returns the strips m needs for noise level sigma and
 // whether its strip-by-strip result is exactly its whole-cube result (m is
-// a Tiler); otherwise every strip is denoised independently with
-// DefaultHalo lines of context, and what the method learns (dictionaries,
-// subspaces, ranks) is learned per strip.
+// a Tiler). A StripPreparer's strips are its own; any other method's are
+// denoised independently with DefaultHalo lines of context, and what the
+// method learns (dictionaries, subspaces, ranks) is learned per strip.
 func TileGeometry(m Method, sigma float64) (tile.Geometry, bool) {
 	if t, ok := m.(Tiler); ok {
 		return t.TileGeometry(sigma), true
 	}
+	if p, ok := m.(StripPreparer); ok {
+		return p.StripGeometry(sigma), false
+	}
 	return tile.Geometry{Halo: DefaultHalo, Align: 1}, false
+}
+
+// PrepareStrips returns the method that denoises the strips of the cube of
+// r (planned with TileGeometry) and the Result of what it learned from the
+// whole cube: a Tiler's PrepareTiles, a StripPreparer's PrepareStrips, or
+// m itself and an empty Result for any other method.
+func PrepareStrips(ctx context.Context, m Method, r tile.Reader, strips []tile.Strip, sigma float64) (Method, Result, error) {
+	if t, ok := m.(Tiler); ok {
+		return t.PrepareTiles(ctx, r, strips, sigma)
+	}
+	if p, ok := m.(StripPreparer); ok {
+		return p.PrepareStrips(ctx, r, strips, sigma)
+	}
+	return m, Result{}, nil
 }

@@ -32,3 +32,24 @@ func OrDiscard(r Reporter) Reporter {
 	}
 	return r
 }
+
+// Lazy returns update, which reports on r that done of total units of
+// stage are done, opening the stage (Start) on its first call, and
+// finish, which closes the stage if update opened it: for a pass that
+// runs only when it is needed.
+func Lazy(r Reporter, stage, unit string, total int64) (update func(done int64), finish func()) {
+	started := false
+	update = func(done int64) {
+		if !started {
+			r.Start(stage, unit, total)
+			started = true
+		}
+		r.Update(done, "")
+	}
+	finish = func() {
+		if started {
+			r.Finish()
+		}
+	}
+	return update, finish
+}

@@ -7,6 +7,10 @@
 //	go run ./scripts/pgcubes --input $TDSC_DATA/cave/balloons_ms --crop 160 --bands 224 --out balloons224.hdr
 //
 // --crop 0 keeps the whole height and width; --bands 0 keeps the bands.
+// --flightline stacks the right half of the result below its left half:
+// a 2H×W/2 cube shaped like an airborne flightline, many lines of few
+// samples (balloons 512×512 gives 1024×256), for the strips and shards
+// measurements.
 package main
 
 import (
@@ -24,14 +28,15 @@ func main() {
 	bands := flag.Int("bands", 0, "number of bands to resample to (0: as the scene)")
 	out := flag.String("out", "", "output ENVI .hdr")
 	force := flag.Bool("force", false, "overwrite the output")
+	flightline := flag.Bool("flightline", false, "stack the right half below the left half (2H×W/2)")
 	flag.Parse()
-	if err := run(*input, *crop, *bands, *out, *force); err != nil {
+	if err := run(*input, *crop, *bands, *out, *force, *flightline); err != nil {
 		fmt.Fprintln(os.Stderr, "pgcubes:", err)
 		os.Exit(1)
 	}
 }
 
-func run(input string, crop, bands int, out string, force bool) error {
+func run(input string, crop, bands int, out string, force, flightline bool) error {
 	if input == "" || out == "" || crop < 0 || bands < 0 || bands == 1 {
 		return fmt.Errorf("want --input, --out, --crop ≥ 0 and --bands 0 or ≥ 2")
 	}
@@ -77,6 +82,27 @@ func run(input string, crop, bands int, out string, force bool) error {
 		}
 	}
 	dst.Processing = fmt.Sprintf("centre %d×%d crop of %s resampled to %d bands", h, w, input, bands)
+	if flightline {
+		dst = stackHalves(dst)
+	}
 	_, err = formats.Write(out, dst, msi.WriteOptions{Force: force})
 	return err
+}
+
+// stackHalves returns c's left half (the first W/2 columns) with its right
+// half (the next W/2; an odd last column is dropped) below it.
+func stackHalves(c *msi.Cube) *msi.Cube {
+	half := c.Width / 2
+	dst := msi.NewCube(2*c.Height, half, c.Bands)
+	dst.Metadata = c.Metadata
+	for b := range c.Bands {
+		for y := range c.Height {
+			for x := range half {
+				dst.Set(y, x, b, c.At(y, x, b))
+				dst.Set(c.Height+y, x, b, c.At(y, half+x, b))
+			}
+		}
+	}
+	dst.Processing += fmt.Sprintf(", its %d-column halves stacked into %d lines", half, 2*c.Height)
+	return dst
 }

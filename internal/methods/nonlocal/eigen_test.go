@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/denoise"
+	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
@@ -332,5 +333,27 @@ func TestSpectraOf(t *testing.T) {
 				t.Fatalf("flat estimate, band %d, pixel %d: %v, want the mean %v", b, p, v, mean[b])
 			}
 		}
+	}
+}
+
+// TestStripDenoiserKeepsBands: a Denoiser prepared for strips (its pilot
+// given) keeps the bands of a cube that the rule would put on
+// eigen-images: its pilot's dictionary was learned on band patches.
+func TestStripDenoiserKeepsBands(t *testing.T) {
+	const sigma = 20.0
+	noisy := noise.Add(nil, manyBandCube(rand.New(rand.NewPCG(7, 3)), 40, 36, 70, 3), sigma, 1)
+	o := Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1}
+	d := &Denoiser{Options: o, pilot: &twodsc.Denoiser{Options: o.Resolve(sigma).Pilot}}
+	out, res, err := d.Denoise(context.Background(), noisy, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Settings {
+		if p.Name == "eigen-images" {
+			t.Errorf("settings %v name eigen-images", res.Settings)
+		}
+	}
+	if out.Bands != noisy.Bands {
+		t.Errorf("%d bands out of %d", out.Bands, noisy.Bands)
 	}
 }

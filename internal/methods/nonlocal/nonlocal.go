@@ -165,15 +165,11 @@ func chooseRank(y, x *msi.Cube, sigma, excess float64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	threshold := excess + rankZ*sigma*sigma*math.Sqrt(2/float64(y.Height*y.Width))
-	k := 0
-	for _, p := range bs.SignalPower(y, sigma) {
-		if p <= threshold {
-			break
-		}
-		k++
+	power := bs.SignalPower(y, sigma)
+	for i := range power {
+		power[i] -= excess
 	}
-	return min(y.Bands, max(k, RankFor(sigma))), nil
+	return rankFromPower(power, sigma, y.Height*y.Width), nil
 }
 
 // Validate checks resolved options, the pilot's included, against a cube
@@ -202,6 +198,10 @@ type Denoiser struct {
 	// (eigen.go): -1 keeps the bands, k > 0 works on k eigen-images
 	// (BenchmarkStages' comparison of the two chains).
 	eigenImages int
+	// pilot, if not nil, is the pilot's method with the dictionary learned
+	// from the whole cube (PrepareStrips); nil learns it from the cube
+	// denoised.
+	pilot denoise.Method
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -221,8 +221,14 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		return nil, denoise.Result{}, err
 	}
 	// On many bands the chain runs on the eigen-images (eigen.go): noisy
-	// is then their cube, and the bands come back at the end.
-	bands, err := eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages)
+	// is then their cube, and the bands come back at the end. A strip's
+	// Denoiser (PrepareStrips) keeps the bands: its pilot's dictionary and
+	// rank were learned on them.
+	force := d.eigenImages
+	if d.pilot != nil {
+		force = -1
+	}
+	bands, err := eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), force)
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
@@ -233,7 +239,10 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		noisy = bands.Project(noisy)
 	}
 	pilotStart := time.Now()
-	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: log}
+	pilot := d.pilot
+	if pilot == nil {
+		pilot = &twodsc.Denoiser{Options: o.Pilot, Report: log}
+	}
 	x, _, err := pilot.Denoise(ctx, noisy, sigma)
 	if err != nil {
 		return nil, denoise.Result{}, err
@@ -330,7 +339,8 @@ func regularise(y, x *msi.Cube, sigma float64) (*msi.Cube, float64) {
 }
 
 // Draft returns the nonlocal method with one Wiener pass (none if d has
-// none) and one low-rank round, its other settings d's: a first estimate
+// none) and one low-rank round, its other settings d's, and the pilot and
+// rank that PrepareStrips shared: a first estimate
 // that costs about half a full run. As the first of repair's two passes it
 // cost 0.05 dB on the mixed-noise chart crop (docs/results.md).
 func (d *Denoiser) Draft() denoise.Method {
@@ -339,5 +349,5 @@ func (d *Denoiser) Draft() denoise.Method {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	return &Denoiser{Options: o, Report: d.Report}
+	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot}
 }

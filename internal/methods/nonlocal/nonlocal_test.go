@@ -242,49 +242,9 @@ func TestDenoiseCancelledAndOptions(t *testing.T) {
 // nor one at twice it when an excess of twice it raises the threshold
 // (chooseRank).
 func TestChooseRank(t *testing.T) {
-	const h, w, bands = 64, 64, 20
-	strong := func(n int) []float64 { return slices.Repeat([]float64{20}, n) }
-	for _, tc := range []struct {
-		powers []float64 // in units of the threshold, descending
-		sigma  float64
-		want   int
-		excess float64 // in units of the threshold
-	}{
-		{strong(9), 30, 9, 0},
-		{append(strong(8), 2), 30, 9, 0},
-		{append(strong(8), 1.0/3), 30, 8, 0},
-		{append(strong(9), 1.0/3, 1.0/3), 30, 9, 0},
-		{strong(3), 30, RankFor(30), 0},
-		{strong(3), 10, RankFor(10), 0},
-		{append(strong(13), 2), 10, 14, 0},
-		{append(strong(8), 2), 30, 8, 2},
-		{append(strong(8), 4), 30, 9, 2},
-	} {
-		threshold := 3 * tc.sigma * tc.sigma * math.Sqrt(2.0/(h*w))
-		rng := rand.New(rand.NewPCG(uint64(len(tc.powers)), 5))
-		// Orthonormal directions: the first columns of the Q of a random
-		// matrix.
-		a := mat.NewDense(bands, len(tc.powers), nil)
-		for i := range bands {
-			for j := range tc.powers {
-				a.Set(i, j, rng.NormFloat64())
-			}
-		}
-		var qr mat.QR
-		qr.Factorize(a)
-		var q mat.Dense
-		qr.QTo(&q)
-		clean := msi.NewCube(h, w, bands)
-		for p := range h * w {
-			for j, pw := range tc.powers {
-				c := rng.NormFloat64() * math.Sqrt(pw*threshold)
-				for b := range bands {
-					clean.Data[b*h*w+p] += c * q.At(b, j)
-				}
-			}
-		}
-		noisy := noise.Add(nil, clean, tc.sigma, 1)
-		got, err := chooseRank(noisy, clean, tc.sigma, tc.excess*threshold)
+	for _, tc := range rankCases {
+		clean, noisy := cubeWithPowers(tc.powers, tc.sigma, 1)
+		got, err := ChooseRank(noisy, clean, tc.sigma)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,6 +252,81 @@ func TestChooseRank(t *testing.T) {
 			t.Errorf("powers %v×threshold, σ %v: rank %d, want %d", tc.powers, tc.sigma, got, tc.want)
 		}
 	}
+	threshold := 3 * 30 * 30 * math.Sqrt(2.0/(rankHeight*rankWidth))
+	for _, tc := range []struct {
+		powers []float64
+		want   int
+	}{{append(strongPowers(8), 2), 8}, {append(strongPowers(8), 4), 9}} {
+		clean, noisy := cubeWithPowers(tc.powers, 30, 1)
+		got, err := chooseRank(noisy, clean, 30, 2*threshold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("powers %v×threshold, excess 2 thresholds: rank %d, want %d", tc.powers, got, tc.want)
+		}
+	}
+}
+
+// rankCases are signal powers along orthonormal directions, in units of
+// ChooseRank's threshold on a cube of rankHeight×rankWidth pixels, and the
+// rank ChooseRank chooses for them with the clean cube as its estimate.
+var rankCases = []struct {
+	powers []float64 // descending
+	sigma  float64
+	want   int
+}{
+	{strongPowers(9), 30, 9},
+	{append(strongPowers(8), 2), 30, 9},
+	{append(strongPowers(8), 1.0/3), 30, 8},
+	{append(strongPowers(9), 1.0/3, 1.0/3), 30, 9},
+	{strongPowers(3), 30, RankFor(30)},
+	{strongPowers(3), 10, RankFor(10)},
+	{append(strongPowers(13), 2), 10, 14},
+}
+
+const rankHeight, rankWidth, rankBands = 64, 64, 20
+
+// strongPowers returns n powers of 20 thresholds.
+func strongPowers(n int) []float64 { return slices.Repeat([]float64{20}, n) }
+
+// cubeWithPowers returns a clean cube of rankHeight×rankWidth×rankBands
+// whose spectra have the given powers (in units of ChooseRank's threshold
+// for noise σ) along random orthonormal directions, the coefficients
+// independent from one block of block×block pixels to the next and the
+// same within a block (block divides rankHeight and rankWidth), and the
+// cube with noise σ added.
+func cubeWithPowers(powers []float64, sigma float64, block int) (clean, noisy *msi.Cube) {
+	const h, w, bands = rankHeight, rankWidth, rankBands
+	threshold := 3 * sigma * sigma * math.Sqrt(2.0/(h*w))
+	rng := rand.New(rand.NewPCG(uint64(len(powers)), 5))
+	// Orthonormal directions: the first columns of the Q of a random
+	// matrix.
+	a := mat.NewDense(bands, len(powers), nil)
+	for i := range bands {
+		for j := range powers {
+			a.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(a)
+	var q mat.Dense
+	qr.QTo(&q)
+	clean = msi.NewCube(h, w, bands)
+	coef := make([]float64, (h/block)*(w/block)*len(powers))
+	for i := range coef {
+		coef[i] = rng.NormFloat64() * math.Sqrt(powers[i%len(powers)]*threshold)
+	}
+	for p := range h * w {
+		blk := (p/w/block)*(w/block) + p%w/block
+		for j := range powers {
+			c := coef[blk*len(powers)+j]
+			for b := range bands {
+				clean.Data[b*h*w+p] += c * q.At(b, j)
+			}
+		}
+	}
+	return clean, noise.Add(nil, clean, sigma, 1)
 }
 
 // TestDraft checks the draft's settings: one Wiener pass (none stays

@@ -63,34 +63,28 @@ func MeanSpectrum(c *msi.Cube) []float64 {
 // the clean one, which a pilot need not be. It returns an error if k is not
 // in 1..c.Bands, the mean's length is not c.Bands or the eigensolver fails.
 func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
-	B := c.Bands
+	if mean == nil {
+		mean = MeanSpectrum(c)
+	} else if len(mean) != c.Bands {
+		return nil, fmt.Errorf("subspace: mean of %d bands for a cube of %d", len(mean), c.Bands)
+	}
+	m := NewMoments(mean)
+	m.Add(c)
+	return FitMoment(m.SecondMoment(nil), mean, k)
+}
+
+// FitMoment returns the basis of the top k eigenvectors of the spectral
+// second moment cov (about mean, which becomes the basis's mean), as Fit
+// does for a cube's. It returns an error if k is not in 1..Bands, the
+// mean's length is not cov's or the eigensolver fails.
+func FitMoment(cov *mat.SymDense, mean []float64, k int) (*Basis, error) {
+	B := cov.SymmetricDim()
 	if k < 1 || k > B {
 		return nil, fmt.Errorf("subspace: dimension %d is not in 1..%d (the bands)", k, B)
 	}
-	if mean == nil {
-		mean = MeanSpectrum(c)
-	} else if len(mean) != B {
-		return nil, fmt.Errorf("subspace: mean of %d bands for a cube of %d", len(mean), B)
+	if len(mean) != B {
+		return nil, fmt.Errorf("subspace: mean of %d bands for a second moment of %d", len(mean), B)
 	}
-	mean = append([]float64(nil), mean...)
-	n := c.Height * c.Width
-	// Covariance a block of pixels at a time: the block's centred bands
-	// are the rows of a B×m matrix A, and C accumulates AAᵀ (a rank-m
-	// update, BLAS's Syrk).
-	const block = 4096
-	cov := mat.NewSymDense(B, nil)
-	centred := make([]float64, B*block)
-	for p0 := 0; p0 < n; p0 += block {
-		m := min(block, n-p0)
-		for i := range B {
-			row := centred[i*m : (i+1)*m]
-			for p, v := range c.Band(i)[p0 : p0+m] {
-				row[p] = v - mean[i]
-			}
-		}
-		cov.SymRankK(cov, 1, mat.NewDense(B, m, centred[:B*m]))
-	}
-	cov.ScaleSym(1/float64(n), cov)
 	var eig mat.EigenSym
 	if !eig.Factorize(cov, true) {
 		return nil, fmt.Errorf("subspace: the eigendecomposition of the spectral covariance did not converge")
@@ -98,7 +92,7 @@ func Fit(c *msi.Cube, mean []float64, k int) (*Basis, error) {
 	vals := eig.Values(nil) // ascending
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs)
-	bs := &Basis{Bands: B, K: k, Mean: mean, E: make([]float64, B*k), Eigenvalues: make([]float64, B)}
+	bs := &Basis{Bands: B, K: k, Mean: append([]float64(nil), mean...), E: make([]float64, B*k), Eigenvalues: make([]float64, B)}
 	for i := range B {
 		bs.Eigenvalues[i] = vals[B-1-i]
 	}
@@ -130,6 +124,114 @@ func (bs *Basis) Leading(k int) *Basis {
 		copy(out.E[b*k:(b+1)*k], bs.E[b*bs.K:])
 	}
 	return out
+}
+
+// Moments accumulates the spectral mean and second moment of the pixels of
+// cubes added one after the other (the windows of lines of a cube read in
+// strips), in a fixed order, so that the result depends only on the cubes
+// and the order they come in. Its sums are taken about a fixed spectrum,
+// the shift: about a spectrum close to the mean, the second moment keeps
+// the precision of its small eigenvalues, which sums of raw squares
+// (values up to 255², the eigenvalues of interest near σ²) would lose.
+type Moments struct {
+	// N is the number of pixels added.
+	N     int
+	shift []float64
+	sum   []float64     // Σ (y − shift)
+	cross *mat.SymDense // Σ (y − shift)(y − shift)ᵀ
+}
+
+// NewMoments returns an empty accumulator for spectra of len(shift)
+// bands, its sums taken about shift (any spectrum; the first window's
+// mean keeps the most precision).
+func NewMoments(shift []float64) *Moments {
+	b := len(shift)
+	return &Moments{shift: append([]float64(nil), shift...), sum: make([]float64, b), cross: mat.NewSymDense(b, nil)}
+}
+
+// momentBlock is the number of pixels whose centred spectra Add gathers
+// into one rank update.
+const momentBlock = 4096
+
+// Add adds the pixels of c. It panics if c's bands are not the
+// accumulator's.
+func (m *Moments) Add(c *msi.Cube) {
+	B := len(m.shift)
+	if c.Bands != B {
+		panic(fmt.Sprintf("subspace: Moments.Add: cube has %d bands, the moments %d", c.Bands, B))
+	}
+	n := c.Height * c.Width
+	// A block of pixels at a time: the block's centred bands are the rows
+	// of a B×m matrix A, and the sum accumulates AAᵀ (a rank-m update,
+	// BLAS's Syrk).
+	centred := make([]float64, B*min(n, momentBlock))
+	for p0 := 0; p0 < n; p0 += momentBlock {
+		k := min(momentBlock, n-p0)
+		for i := range B {
+			row := centred[i*k : (i+1)*k]
+			for p, v := range c.Band(i)[p0 : p0+k] {
+				row[p] = v - m.shift[i]
+				m.sum[i] += row[p]
+			}
+		}
+		m.cross.SymRankK(m.cross, 1, mat.NewDense(B, k, centred[:B*k]))
+	}
+	m.N += n
+}
+
+// Mean returns the mean spectrum of the pixels added. It panics if none
+// were.
+func (m *Moments) Mean() []float64 {
+	if m.N == 0 {
+		panic("subspace: Moments.Mean of no pixels")
+	}
+	mean := make([]float64, len(m.shift))
+	for i, s := range m.sum {
+		mean[i] = m.shift[i] + s/float64(m.N)
+	}
+	return mean
+}
+
+// SecondMoment returns the second moment of the pixels added about the
+// spectrum about, (1/N) Σ (y − about)(y − about)ᵀ, or about the shift when
+// about is nil. It panics if no pixels were added or about's length is not
+// the bands'.
+func (m *Moments) SecondMoment(about []float64) *mat.SymDense {
+	B := len(m.shift)
+	if m.N == 0 || (about != nil && len(about) != B) {
+		panic(fmt.Sprintf("subspace: SecondMoment of %d pixels about %d bands (the moments have %d)", m.N, len(about), B))
+	}
+	cov := mat.NewSymDense(B, nil)
+	cov.ScaleSym(1/float64(m.N), m.cross)
+	if about == nil {
+		return cov
+	}
+	// Σ(y−a)(y−a)ᵀ = Σ(y−s)(y−s)ᵀ − d·Σ(y−s)ᵀ − Σ(y−s)·dᵀ + N·ddᵀ, d = a − s.
+	n := float64(m.N)
+	for i := range B {
+		di := about[i] - m.shift[i]
+		for j := i; j < B; j++ {
+			dj := about[j] - m.shift[j]
+			cov.SetSym(i, j, cov.At(i, j)-(di*m.sum[j]+m.sum[i]*dj)/n+di*dj)
+		}
+	}
+	return cov
+}
+
+// Power returns, for each direction eᵢ of the basis, eᵢᵀ C eᵢ − σ² for
+// the second moment C (about the basis's mean) of spectra with white
+// noise of standard deviation sigma: what SignalPower returns for the
+// cube of those spectra. It panics if C does not have Bands rows.
+func (bs *Basis) Power(cov *mat.SymDense, sigma float64) []float64 {
+	if cov.SymmetricDim() != bs.Bands {
+		panic(fmt.Sprintf("subspace: Power: second moment of %d bands, basis %d", cov.SymmetricDim(), bs.Bands))
+	}
+	power := make([]float64, bs.K)
+	e := mat.NewDense(bs.Bands, bs.K, bs.E)
+	for i := range power {
+		power[i] = mat.Inner(e.ColView(i), cov, e.ColView(i)) - sigma*sigma
+	}
+	return power
 }
 
 // Project returns the k eigen-images Z = (Y − μ)E of y as a cube of K

@@ -234,3 +234,66 @@ func TestSignalPowerOfOwnCube(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentsStreamed: the moments of a cube added a window of lines at a
+// time, about a shift far from the mean, give the brute-force mean and
+// second moment about any spectrum (the mean included), the basis Fit
+// gives, and the power SignalPower gives along it.
+func TestMomentsStreamed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const h, w, b = 23, 9, 6
+	c := lowRankCube(rng, h, w, b, 4)
+	shift := make([]float64, b)
+	for i := range shift {
+		shift[i] = 500 * rng.Float64()
+	}
+	m := NewMoments(shift)
+	for y0 := 0; y0 < h; y0 += 5 {
+		m.Add(c.Crop(y0, 0, 0, min(5, h-y0), w, b))
+	}
+	if m.N != h*w {
+		t.Fatalf("N = %d, want %d", m.N, h*w)
+	}
+	mean := MeanSpectrum(c)
+	for i, v := range m.Mean() {
+		if math.Abs(v-mean[i]) > 1e-9*math.Abs(mean[i]) {
+			t.Fatalf("mean[%d] = %v, want %v", i, v, mean[i])
+		}
+	}
+	about := make([]float64, b)
+	for i := range about {
+		about[i] = mean[i] + rng.NormFloat64()*10
+	}
+	for _, a := range [][]float64{mean, about} {
+		got := m.SecondMoment(a)
+		for i := range b {
+			for j := range b {
+				want := 0.0
+				for p := range h * w {
+					want += (c.Band(i)[p] - a[i]) * (c.Band(j)[p] - a[j])
+				}
+				want /= h * w
+				if math.Abs(got.At(i, j)-want) > 1e-9*(1+math.Abs(want)) {
+					t.Fatalf("second moment (%d, %d) = %v, want %v", i, j, got.At(i, j), want)
+				}
+			}
+		}
+	}
+	fit, err := Fit(c, mean, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, err := FitMoment(m.SecondMoment(mean), mean, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	power, want := streamed.Power(m.SecondMoment(mean), 3), fit.SignalPower(c, 3)
+	for i := range b {
+		if math.Abs(streamed.Eigenvalues[i]-fit.Eigenvalues[i]) > 1e-8*(1+fit.Eigenvalues[0]) {
+			t.Fatalf("eigenvalue %d = %v, Fit's %v", i, streamed.Eigenvalues[i], fit.Eigenvalues[i])
+		}
+		if math.Abs(power[i]-want[i]) > 1e-8*(1+math.Abs(want[0])) {
+			t.Fatalf("power %d = %v, SignalPower %v", i, power[i], want[i])
+		}
+	}
+}

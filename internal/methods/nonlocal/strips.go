@@ -1,0 +1,232 @@
+package nonlocal
+
+import (
+	"context"
+	"math"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/methods/twodsc"
+	"tdsc/internal/msi"
+	"tdsc/internal/report"
+	"tdsc/internal/stages/subspace"
+	"tdsc/internal/tile"
+)
+
+// stripHalo is the context, in lines, that every strip of nonlocal reads
+// above and below its core (rounded up to the pilot's step, StripGeometry).
+// Every stage reaches farther than the one before it (a Wiener or
+// low-rank group gathers patches from a 31×31 window around its
+// reference, on an oracle that the stage before computed from its own
+// window), so no halo makes a strip exact; what a strip lacks near its
+// edge is patches to group with, and their effect fades within a search
+// window. On full balloons at σ = 30 in strips of 128 lines
+// (docs/results.md) halos of 16, 20, 24 and 32 lines all stay within 0.1 dB
+// of the whole cube, the error near a join no larger than elsewhere; 16,
+// one search window's reach past a patch, reads 1.19× the lines of the
+// whole cube rather than 1.375× for 32.
+const stripHalo = 16
+
+// StripGeometry returns the strips nonlocal is denoised in (package tile):
+// stripHalo lines of context, cores and reads starting at multiples of the
+// pilot's step, so that a strip's pilot codes the patches at the whole
+// cube's positions.
+func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
+	o := d.Options.Resolve(sigma)
+	align := max(1, o.Pilot.Stride)
+	return tile.Geometry{Halo: align * ((stripHalo + align - 1) / align), Align: align}
+}
+
+// PrepareStrips readies the denoising of the cube of r strip by strip
+// (StripGeometry) with what nonlocal learns from the whole cube: the
+// pilot's dictionary, learned from the sample that the whole cube's run
+// learns it from (twodsc's PrepareTiles: the same dictionary bit for bit),
+// and the rank of the low-rank stage, unless Options.Rank gives it
+// (StreamedRank over the strips' lines). The Denoiser it returns denoises
+// every strip with both and logs nothing (the caller reports the strips);
+// its Draft keeps them. The strips' results are close to, not the same
+// as, the whole cube's: the Wiener and low-rank stages group the patches
+// of a strip and its halo, and fit their subspaces on the strip. The
+// Result is empty: the whole cube's run saves no dictionary either.
+func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (denoise.Method, denoise.Result, error) {
+	o := d.Options.Resolve(sigma)
+	h, w, b := r.Size()
+	if err := o.Validate(h, w, b); err != nil {
+		return nil, denoise.Result{}, err
+	}
+	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}
+	stripPilot, _, err := pilot.PrepareTiles(ctx, r, strips, sigma)
+	if err != nil {
+		return nil, denoise.Result{}, err
+	}
+	prepared := &Denoiser{Options: d.Options, pilot: stripPilot}
+	if prepared.Options.Rank == 0 {
+		log := report.OrDiscard(d.Report)
+		if prepared.Options.Rank, err = StreamedRank(ctx, r, strips, sigma, log); err != nil {
+			return nil, denoise.Result{}, err
+		}
+		log.Logf("spectral subspace: rank %d, chosen from the whole cube", prepared.Options.Rank)
+	}
+	return prepared, denoise.Result{}, nil
+}
+
+// streamValues bounds the values of a window of lines that StreamedRank
+// reads at once (64 MiB as float64).
+const streamValues = 1 << 23
+
+// directionBox is the radius of the box mean, in lines and in columns of
+// a half, that StreamedRank takes the directions of a half from: a 5×5
+// mean of a half's pixels spans 5 lines and 9 columns of the cube.
+const directionBox = 2
+
+// StreamedRank returns the dimension of the spectral subspace for the
+// noisy cube of r with noise σ, read a window of lines at a time within
+// the cores of strips (with directionBox lines beyond them), each core
+// line once: what ChooseRank chooses on a whole cube, from statistics that
+// a stream of lines gives, without the Wiener estimate along whose
+// spectral directions ChooseRank measures the noisy cube's power.
+//
+// The directions come from the cube itself by two-fold cross validation
+// over its columns: the spectral directions of a box mean (directionBox)
+// of the even columns, a cheap estimate whose noise is a fraction of the
+// cube's, the power of the odd columns' noisy spectra along them beyond
+// σ², and the other way round, the two averaged direction by direction.
+// Each half's noise is independent of the other's, so the power along a
+// direction that holds only noise is zero within σ²·√(2/N) for N pixels,
+// as along the directions of ChooseRank's estimate, and the rank is
+// counted by ChooseRank's rule (leading directions above rankZ standard
+// errors, at least RankFor(σ)). The directions of the noisy spectra
+// themselves would not do: the largest eigenvalues of white noise's
+// sample covariance exceed σ² by about 2σ²·√(B/N) (Marchenko–Pastur),
+// several standard errors, and every noise direction would count; those
+// of the other half's noisy spectra, unsmoothed, spread the signal's
+// power over more directions than an estimate's (full balloons at σ = 50:
+// rank 9 where ChooseRank chooses 7; with the box mean 7, and at σ = 10
+// and 30 ChooseRank's 13 and 7, docs/results.md). It stops with ctx.Err()
+// between windows when ctx is cancelled.
+func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64, log report.Reporter) (int, error) {
+	h, w, b := r.Size()
+	if w < 2 {
+		return min(b, RankFor(sigma)), nil // no columns to cross-validate over
+	}
+	var noisy, smooth [2]*subspace.Moments
+	log.Start("spectral statistics", "lines", int64(h))
+	defer log.Finish()
+	for _, s := range strips {
+		lines := min(s.Core.Len(), max(1, streamValues/(w*b)))
+		for y0 := s.Core.Start; y0 < s.Core.End; y0 += lines {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			y1 := min(y0+lines, s.Core.End)
+			top, bottom := max(0, y0-directionBox), min(h, y1+directionBox)
+			c, err := r.ReadLines(top, bottom-top)
+			if err != nil {
+				return 0, err
+			}
+			for parity := range noisy {
+				half := everyOtherColumn(c, parity)
+				core := half.Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+				boxed := boxMean(half, directionBox).Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+				if noisy[parity] == nil {
+					shift := subspace.MeanSpectrum(core)
+					noisy[parity], smooth[parity] = subspace.NewMoments(shift), subspace.NewMoments(shift)
+				}
+				noisy[parity].Add(core)
+				smooth[parity].Add(boxed)
+			}
+			log.Update(int64(y1), "")
+		}
+	}
+	return crossValidatedRank(noisy, smooth, sigma)
+}
+
+// crossValidatedRank returns the rank of StreamedRank from the moments of
+// the two halves of a cube's pixels, noisy and box-averaged.
+func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma float64) (int, error) {
+	n := noisy[0].N + noisy[1].N
+	mean := noisy[0].Mean()
+	for i, v := range noisy[1].Mean() {
+		mean[i] = (float64(noisy[0].N)*mean[i] + float64(noisy[1].N)*v) / float64(n)
+	}
+	var power []float64
+	for half := range noisy {
+		basis, err := subspace.FitMoment(smooth[half].SecondMoment(mean), mean, len(mean))
+		if err != nil {
+			return 0, err
+		}
+		p := basis.Power(noisy[1-half].SecondMoment(mean), sigma)
+		if power == nil {
+			power = p
+			continue
+		}
+		for i := range power {
+			power[i] = (power[i] + p[i]) / 2
+		}
+	}
+	return rankFromPower(power, sigma, n), nil
+}
+
+// rankFromPower returns ChooseRank's rank from the signal power along the
+// leading spectral directions (all of the bands') of a cube of n pixels
+// with noise σ: the directions before the first whose power is at most
+// rankZ·σ²·√(2/n), at least RankFor(σ), at most the bands.
+func rankFromPower(power []float64, sigma float64, n int) int {
+	threshold := rankZ * sigma * sigma * math.Sqrt(2/float64(n))
+	k := 0
+	for _, p := range power {
+		if p <= threshold {
+			break
+		}
+		k++
+	}
+	return min(len(power), max(k, RankFor(sigma)))
+}
+
+// everyOtherColumn returns the columns parity, parity+2, … of c.
+func everyOtherColumn(c *msi.Cube, parity int) *msi.Cube {
+	w := (c.Width - parity + 1) / 2
+	out := msi.NewCube(c.Height, w, c.Bands)
+	for b := range c.Bands {
+		in, o := c.Band(b), out.Band(b)
+		for y := range c.Height {
+			for x := range w {
+				o[y*w+x] = in[y*c.Width+2*x+parity]
+			}
+		}
+	}
+	return out
+}
+
+// boxMean returns the mean of every band of c over the (2r+1)×(2r+1)
+// pixels around each pixel, clipped to the cube (fewer pixels near its
+// edges). The box is separable: a mean along the lines, then along the
+// columns.
+func boxMean(c *msi.Cube, r int) *msi.Cube {
+	h, w := c.Height, c.Width
+	out := msi.NewCube(h, w, c.Bands)
+	rows := make([]float64, h*w)
+	for b := range c.Bands {
+		in, o := c.Band(b), out.Band(b)
+		for y := range h {
+			for x := range w {
+				s := 0.0
+				for k := max(0, x-r); k <= min(w-1, x+r); k++ {
+					s += in[y*w+k]
+				}
+				rows[y*w+x] = s
+			}
+		}
+		for y := range h {
+			y0, y1 := max(0, y-r), min(h-1, y+r)
+			for x := range w {
+				s := 0.0
+				for k := y0; k <= y1; k++ {
+					s += rows[k*w+x]
+				}
+				n := (y1 - y0 + 1) * (min(w-1, x+r) - max(0, x-r) + 1)
+				o[y*w+x] = s / float64(n)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,380 @@
+// Package shard lets several processes, on machines that share a file
+// system and with no coordinator, write one output together: each writes
+// its share of the output's lines into a part file beside the output, and
+// the process that finds every part there assembles them into the output.
+//
+// The problem is doing so without a process that waits for the others or
+// a message between them: any shard may finish last, any may be
+// interrupted, and a rerun of the same command should finish what was cut
+// off. The protocol:
+//
+//   - A part is one file, ".OUT.shard-I-of-N", beside the output OUT. It is
+//     written under a temporary name (package atomicfile's: a dot, the
+//     part's name, ".tmp-" and a random suffix) and renamed into place
+//     when complete, so a part under its own name is always whole: it holds
+//     the shard's cores (whole lines of the output, as float64, in the
+//     layout of an msi.Cube) followed by a trailer that records the run's
+//     key (the settings and input that made it), the lines of every core
+//     and the shard's processing line. An interrupted or failed shard
+//     removes its temporary file; one killed outright leaves it under its
+//     temporary name, which no one reads, and Clean removes with the rest.
+//   - After its part is in place, a shard reads the N parts (Ready). A part
+//     missing, or one of another run (another key), means another shard is
+//     not done: this shard stops, its part waiting. The last shard to put
+//     its part in place finds them all, since it looks after its own rename.
+//   - Two shards that finish together may both find every part: the one
+//     that creates ".OUT.shards-of-N.assembling" with O_EXCL (Claim) writes
+//     the output, the other stops. The claim records its host and process:
+//     a claim left by a process of this host that no longer runs is taken
+//     over; any other stays until removed.
+//   - The assembler streams the parts, in order of their lines, into the
+//     output's writer, commits it, then removes every part and the claim
+//     (Clean). If it fails or is interrupted before the commit it releases
+//     the claim and leaves the parts, so that rerunning any shard (which
+//     finds its own part done, with the same key, and skips its work)
+//     assembles them.
+//
+// A file system that shows a new file to the other machines only after a
+// delay can make every shard miss the last part: then no output appears
+// and rerunning any shard assembles it.
+//
+// Conventions: shards count from 1, as Slurm's array ids of --array=1-N;
+// lines from 0, ranges half-open.
+package shard
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"tdsc/internal/atomicfile"
+	"tdsc/internal/msi"
+)
+
+// Spec is the Index-th (from 1) of Count shards.
+type Spec struct{ Index, Count int }
+
+// Parse reads "I/N" with 1 ≤ I ≤ N, as Slurm's
+// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT gives it for --array=1-N.
+// Its errors name the flag --shard.
+func Parse(s string) (Spec, error) {
+	is, ns, ok := strings.Cut(s, "/")
+	i, errI := strconv.Atoi(strings.TrimSpace(is))
+	n, errN := strconv.Atoi(strings.TrimSpace(ns))
+	if !ok || errI != nil || errN != nil {
+		return Spec{}, fmt.Errorf("--shard %q: want I/N, two whole numbers with 1 ≤ I ≤ N (e.g. 1/4)", s)
+	}
+	if n < 1 {
+		return Spec{}, fmt.Errorf("--shard %s: the number of shards must be at least 1", s)
+	}
+	if i < 1 || i > n {
+		return Spec{}, fmt.Errorf("--shard %s: the shard number must be from 1 to %d (shards count from 1, like Slurm array ids of --array=1-%d)", s, n, n)
+	}
+	return Spec{Index: i, Count: n}, nil
+}
+
+// String returns "I/N".
+func (s Spec) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// Share returns the shard's part [lo, hi) of n items cut into Count
+// contiguous runs whose lengths differ by at most one.
+func (s Spec) Share(n int) (lo, hi int) {
+	return (s.Index - 1) * n / s.Count, s.Index * n / s.Count
+}
+
+// Set is the parts of one output written by Count shards of one run.
+type Set struct {
+	// Out is the output's path; the parts are hidden files beside it.
+	Out string
+	// Count is the number of shards.
+	Count int
+	// Key identifies the run (its settings and input): a part with
+	// another key is another run's and is not assembled.
+	Key string
+}
+
+// PartPath returns the path of the part of shard index.
+func (s Set) PartPath(index int) string {
+	return s.hidden(fmt.Sprintf("shard-%d-of-%d", index, s.Count))
+}
+
+// claimPath is the file whose creation claims the assembly.
+func (s Set) claimPath() string { return s.hidden(fmt.Sprintf("shards-of-%d.assembling", s.Count)) }
+
+// hidden returns the path of a hidden file beside Out named after it.
+func (s Set) hidden(suffix string) string {
+	return filepath.Join(filepath.Dir(s.Out), "."+filepath.Base(s.Out)+"."+suffix)
+}
+
+// trailer is what a part records after its cores.
+type trailer struct {
+	Key          string
+	Width, Bands int
+	// Cores are the line ranges [start, end) of the cores, in the order
+	// their values are stored.
+	Cores [][2]int
+	// Processing is the shard's processing line (the settings of its
+	// last strip).
+	Processing string
+}
+
+// trailerMagic ends every part, after the trailer's length.
+const trailerMagic = "tdscpart"
+
+// Part is a shard's part being written.
+type Part struct {
+	f       *atomicfile.File
+	trailer trailer
+	buf     []byte
+}
+
+// Create starts the part of shard index for an output width samples ×
+// bands bands wide. Nothing exists under the part's name until Commit.
+func (s Set) Create(index, width, bands int) (*Part, error) {
+	f, err := atomicfile.Create(s.PartPath(index), true)
+	if err != nil {
+		return nil, err
+	}
+	return &Part{f: f, trailer: trailer{Key: s.Key, Width: width, Bands: bands}}, nil
+}
+
+// WriteLines appends the lines of c, lines y0 .. y0+c.Height−1 of the
+// output, to the part. c must have the part's width and bands.
+func (p *Part) WriteLines(c *msi.Cube, y0 int) error {
+	if c.Width != p.trailer.Width || c.Bands != p.trailer.Bands {
+		return fmt.Errorf("%s: lines of %d×%d written to a part of %d samples × %d bands", p.f.Path(), c.Width, c.Bands, p.trailer.Width, p.trailer.Bands)
+	}
+	p.buf = p.buf[:0]
+	for _, v := range c.Data {
+		p.buf = binary.LittleEndian.AppendUint64(p.buf, math.Float64bits(v))
+	}
+	if _, err := p.f.Write(p.buf); err != nil {
+		return fmt.Errorf("%s: %v", p.f.Path(), err)
+	}
+	p.trailer.Cores = append(p.trailer.Cores, [2]int{y0, y0 + c.Height})
+	return nil
+}
+
+// Commit writes the trailer with the shard's processing line and puts the
+// part in place.
+func (p *Part) Commit(processing string) error {
+	p.trailer.Processing = processing
+	js, err := json.Marshal(p.trailer)
+	if err != nil {
+		return err
+	}
+	js = binary.LittleEndian.AppendUint64(js, uint64(len(js)))
+	if _, err := p.f.Write(append(js, trailerMagic...)); err != nil {
+		return fmt.Errorf("%s: %v", p.f.Path(), err)
+	}
+	return atomicfile.Commit(p.f)
+}
+
+// Abort removes the part being written.
+func (p *Part) Abort() { p.f.Abort() }
+
+// Parts are the Count parts of a Set, every one in place and of its run.
+type Parts struct {
+	paths    []string
+	trailers []trailer
+}
+
+// Ready returns the parts when every shard's is in place with the set's
+// key, and ok false otherwise. A part that cannot be read as one is an
+// error naming it.
+func (s Set) Ready() (parts *Parts, ok bool, err error) {
+	parts = &Parts{}
+	for i := 1; i <= s.Count; i++ {
+		path := s.PartPath(i)
+		t, err := readTrailer(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if t.Key != s.Key {
+			return nil, false, nil
+		}
+		parts.paths = append(parts.paths, path)
+		parts.trailers = append(parts.trailers, t)
+	}
+	return parts, true, nil
+}
+
+// Done reports whether the part of shard index is in place with the set's
+// key (a shard run again after its part was written need not write it
+// again).
+func (s Set) Done(index int) bool {
+	t, err := readTrailer(s.PartPath(index))
+	return err == nil && t.Key == s.Key
+}
+
+// readTrailer reads the trailer of the part at path and checks that the
+// part holds the values it lists.
+func readTrailer(path string) (trailer, error) {
+	var t trailer
+	f, err := os.Open(path)
+	if err != nil {
+		return t, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return t, err
+	}
+	end := make([]byte, 8+len(trailerMagic))
+	size := fi.Size()
+	if size < int64(len(end)) {
+		return t, fmt.Errorf("%s: not a part of a sharded output (too short)", path)
+	}
+	if _, err := f.ReadAt(end, size-int64(len(end))); err != nil {
+		return t, fmt.Errorf("%s: %v", path, err)
+	}
+	n := binary.LittleEndian.Uint64(end)
+	if string(end[8:]) != trailerMagic || n > uint64(size)-uint64(len(end)) {
+		return t, fmt.Errorf("%s: not a part of a sharded output", path)
+	}
+	js := make([]byte, n)
+	if _, err := f.ReadAt(js, size-int64(len(end))-int64(n)); err != nil {
+		return t, fmt.Errorf("%s: %v", path, err)
+	}
+	if err := json.Unmarshal(js, &t); err != nil {
+		return t, fmt.Errorf("%s: a part whose trailer cannot be read: %v", path, err)
+	}
+	var values int64
+	for _, c := range t.Cores {
+		values += int64(c[1]-c[0]) * int64(t.Width) * int64(t.Bands)
+	}
+	if values*8 != size-int64(len(end))-int64(n) {
+		return t, fmt.Errorf("%s: a part whose size does not match its trailer", path)
+	}
+	return t, nil
+}
+
+// Processing returns the processing line of the shard that holds the
+// output's last line (the settings of the last strip).
+func (p *Parts) Processing() string {
+	best, last := "", -1
+	for _, t := range p.trailers {
+		for _, c := range t.Cores {
+			if c[1] > last {
+				best, last = t.Processing, c[1]
+			}
+		}
+	}
+	return best
+}
+
+// Each calls fn with every core of the parts, in the order of the parts
+// and of the cores in each, one core in memory at a time; it stops at
+// fn's first error.
+func (p *Parts) Each(fn func(c *msi.Cube, y0 int) error) error {
+	for i, path := range p.paths {
+		if err := eachCore(path, p.trailers[i], fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachCore is Each for the part at path with trailer t.
+func eachCore(path string, t trailer, fn func(c *msi.Cube, y0 int) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var raw []byte
+	for _, core := range t.Cores {
+		c := msi.NewCube(core[1]-core[0], t.Width, t.Bands)
+		if need := 8 * len(c.Data); cap(raw) < need {
+			raw = make([]byte, need)
+		}
+		raw = raw[:8*len(c.Data)]
+		if _, err := io.ReadFull(f, raw); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		for i := range c.Data {
+			c.Data[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
+		if err := fn(c, core[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Claim claims the assembly of the set's output for this process: ok is
+// true when this process created the claim (release removes it) and false
+// when another holds it. A claim left by a process of this host that has
+// ended is taken over.
+func (s Set) Claim() (release func(), ok bool, err error) {
+	path := s.claimPath()
+	host, _ := os.Hostname()
+	me := fmt.Sprintf("%s %d", host, os.Getpid())
+	for range 2 {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, werr := f.WriteString(me + "\n")
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				os.Remove(path)
+				return nil, false, fmt.Errorf("%s: %v", path, werr)
+			}
+			return func() { os.Remove(path) }, true, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, false, err
+		}
+		if !abandoned(path, host) {
+			return nil, false, nil
+		}
+		os.Remove(path)
+	}
+	return nil, false, nil
+}
+
+// abandoned reports whether the claim at path was made by a process of
+// host that no longer runs.
+func abandoned(path, host string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	h, pid, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil || h != host || n <= 0 {
+		return false
+	}
+	return !running(n)
+}
+
+// ClaimPath returns the path of the claim, for messages.
+func (s Set) ClaimPath() string { return s.claimPath() }
+
+// Clean removes every part of the output, of any run and any count of
+// shards, and their temporary files and claims: what remains of sharded
+// runs once the output is in place.
+func (s Set) Clean() {
+	prefix := "." + filepath.Base(s.Out) + ".shard"
+	entries, err := os.ReadDir(filepath.Dir(s.Out))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			os.Remove(filepath.Join(filepath.Dir(s.Out), e.Name()))
+		}
+	}
+}
