@@ -9,26 +9,32 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"tdsc/internal/report"
 )
 
 // logInterval is how often a plain progress line is printed when stderr is
 // not a terminal (logs of batch jobs should stay short).
 const logInterval = 5 * time.Second
 
-// reporter writes progress and log lines to stderr: a progress bar when
-// stderr is a terminal, a plain line every few seconds otherwise, nothing
-// with --quiet. Results never go through it.
+// barSteps is the resolution of the bar: steps per unit of the stage shown
+// (an outer stage's steps are few and long).
+const barSteps = 100
+
+// reporter writes progress and log lines to stderr: one progress line
+// (report.Progress: the stage, the inner stage of an outer step, the time
+// left), drawn as a bar when stderr is a terminal and printed as a plain
+// line when a stage starts and every few seconds otherwise; nothing with
+// --quiet. Results never go through it.
 type reporter struct {
 	w     io.Writer
 	quiet bool
 	tty   bool
 
-	bar   *progressbar.ProgressBar
-	desc  string
-	unit  string
-	total int64
-	start time.Time
-	last  time.Time
+	progress *report.Progress
+	bar      *progressbar.ProgressBar
+	last     time.Time // when the last plain line was printed
+	lastLine string    // and what it said
 }
 
 func newReporter(cmd *cobra.Command) *reporter {
@@ -38,7 +44,7 @@ func newReporter(cmd *cobra.Command) *reporter {
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &reporter{w: w, quiet: quiet, tty: tty}
+	return &reporter{w: w, quiet: quiet, tty: tty, progress: report.NewProgress(time.Now)}
 }
 
 // Logf prints one log line unless quiet.
@@ -53,68 +59,77 @@ func (r *reporter) Logf(format string, args ...any) {
 }
 
 // Start begins a stage named desc of total steps, each one unit (plural,
-// as in "patches"), which names the rate.
+// as in "patches"), which names the rate; within an outer stage
+// (StartSteps) it is shown as the outer step's progress.
 func (r *reporter) Start(desc, unit string, total int64) {
-	r.Finish()
-	r.desc, r.unit, r.total = desc, unit, total
-	r.start, r.last = time.Now(), time.Now()
-	if r.quiet || !r.tty {
-		return
+	inner := r.progress.Outer()
+	if !inner {
+		r.closeBar()
 	}
-	r.bar = progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(r.w),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString(unit),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
+	r.progress.Start(desc, unit, total)
+	r.show(!inner)
 }
 
-// Update reports that done of total steps are complete; detail (may be
-// empty) is shown beside the count.
+// StartSteps begins an outer stage of total steps, each running stages of
+// its own (report.Nester).
+func (r *reporter) StartSteps(desc, unit string, total int64) {
+	r.closeBar()
+	r.progress.StartSteps(desc, unit, total)
+	r.show(true)
+}
+
+// Update reports that done of total steps of the stage are complete;
+// detail (may be empty) is shown beside the count.
 func (r *reporter) Update(done int64, detail string) {
-	if r.quiet {
+	r.progress.Update(done, detail)
+	r.show(false)
+}
+
+// Finish ends the current stage, if any (the inner one, in an outer
+// stage).
+func (r *reporter) Finish() {
+	if r.progress.Finish() {
+		r.closeBar()
+	}
+}
+
+// show draws the progress line: the bar on a terminal, else a plain line
+// when a stage begins (start), when it is complete, and every logInterval.
+func (r *reporter) show(start bool) {
+	s, ok := r.progress.Snapshot()
+	if r.quiet || !ok {
 		return
 	}
-	if r.bar != nil {
-		if detail != "" {
-			r.bar.Describe(r.desc + " " + detail)
+	if r.tty {
+		if start || r.bar == nil {
+			r.closeBar()
+			r.bar = progressbar.NewOptions64(max(1, s.Total*barSteps),
+				progressbar.OptionSetWriter(r.w),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionSetPredictTime(false), // the line says the time left
+				progressbar.OptionClearOnFinish(),
+			)
 		}
-		_ = r.bar.Set64(done)
+		r.bar.Describe(s.Line())
+		_ = r.bar.Set64(int64(s.Done * barSteps))
 		return
 	}
 	now := time.Now()
-	if now.Sub(r.last) < logInterval && done < r.total {
+	if !start && now.Sub(r.last) < logInterval && (s.Done < float64(s.Total) || s.Inner != "") {
 		return
 	}
-	r.last = now
-	line := fmt.Sprintf("%s: %d/%d", r.desc, done, r.total)
-	if detail != "" {
-		line += " " + detail
+	line := s.Line()
+	if line == r.lastLine {
+		return // a stage said done twice
 	}
-	if el := now.Sub(r.start).Seconds(); el > 0 && done > 0 && done < r.total {
-		left := time.Duration(float64(r.total-done) / float64(done) * el * float64(time.Second))
-		line += fmt.Sprintf(" (%s, %s left)", rate(float64(done)/el, r.unit), left.Round(time.Second))
-	}
+	r.last, r.lastLine = now, line
 	fmt.Fprintln(r.w, line)
 }
 
-// Finish ends the current stage, if any.
-func (r *reporter) Finish() {
+// closeBar clears the bar, if any.
+func (r *reporter) closeBar() {
 	if r.bar != nil {
 		_ = r.bar.Finish()
 		r.bar = nil
 	}
-}
-
-// rate formats a speed in units per second, or in seconds per unit when a
-// step takes longer than a second (where "0/s" would say nothing).
-func rate(perSecond float64, unit string) string {
-	if perSecond >= 1 {
-		return fmt.Sprintf("%.0f %s/s", perSecond, unit)
-	}
-	return fmt.Sprintf("%.1f s per step", 1/perSecond)
 }

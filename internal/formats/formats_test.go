@@ -549,3 +549,42 @@ func openWindow(path string, opts msi.ReadOptions) (msi.WindowReader, error) {
 	}
 	return s.OpenWindow()
 }
+
+// TestPrepareReportsLines checks that the pass for the largest value
+// reports the lines it has read, from 0 to the height and never back, in
+// every format that reads windows, and that a cube whose scale its type
+// decides (uint16: no pass) reports nothing.
+func TestPrepareReportsLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	c := cubetest.Uniform(rng, 9, 3, 4, 0, 300)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		opts  msi.WriteOptions
+		calls bool
+	}{{"f.hdr", msi.WriteOptions{}, true}, {"f.npy", msi.WriteOptions{DType: "float32"}, true},
+		{"fbwh.npy", msi.WriteOptions{DType: "float32", Axes: "BWH"}, true}, {"u16.npy", msi.WriteOptions{DType: "uint16"}, false}} {
+		path := filepath.Join(dir, tc.name)
+		if _, err := Write(path, c, tc.opts); err != nil {
+			t.Fatal(err)
+		}
+		r, err := openWindow(path, msi.ReadOptions{Axes: tc.opts.Axes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen []int
+		if err := r.Prepare(context.Background(), func(lines int) { seen = append(seen, lines) }); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if !tc.calls {
+			if len(seen) != 0 {
+				t.Errorf("%s: no pass, but reported %v", tc.name, seen)
+			}
+			continue
+		}
+		if len(seen) < 2 || seen[0] != 0 || seen[len(seen)-1] != c.Height || !slices.IsSorted(seen) {
+			t.Errorf("%s: reported lines %v, want 0 … %d, never back", tc.name, seen, c.Height)
+		}
+	}
+}

@@ -94,9 +94,12 @@ type WindowReader interface {
 	// Prepare finds what reading the lines needs that depends on the
 	// whole file: the automatic scale, which needs the largest value (one
 	// pass over the file, stopped with ctx's error once ctx is cancelled),
-	// when neither the user nor the file gives it. Metadata and ReadLines
-	// call it, with a context never cancelled, when it has not run.
-	Prepare(ctx context.Context) error
+	// when neither the user nor the file gives it. progress, if not nil,
+	// is called as the pass goes with the count of lines read so far
+	// (first with 0, last with the height), and not at all when there is
+	// no pass. Metadata and ReadLines call it, with a context never
+	// cancelled, when it has not run.
+	Prepare(ctx context.Context, progress func(lines int)) error
 	// ReadLines returns lines y0 .. y0+n−1, every sample and band, as an
 	// n×W×B cube on the working scale with the cube's wavelengths, its
 	// no-data voxels NaN as Open makes them. A line range outside the

@@ -10,9 +10,10 @@
 //  1. Strips. A cube in a format read in windows of lines is denoised in
 //     strips when asked (Strips.Lines) or when its whole-cube run would not
 //     fit the memory budget (the method's BytesPerVoxel per voxel plus
-//     FixedMemory). In strips only Gaussian noise with one σ is treated:
-//     finding sparse noise, per-band σ, the mask and the residual need the
-//     whole cube.
+//     FixedMemory). In strips the noise below is judged by one model of
+//     the whole cube, fitted over windows of lines (sparsenoise.Fit), and
+//     every strip's local sparse noise found with it (strips.go); the
+//     signal-dependent noise is not looked for.
 //  2. What the noise is (NoiseModel). Missing voxels (no data: NaN in the
 //     cube, and the voxels a --mask file marks) are data of no kind: they
 //     are left out of every statistic, filled before denoising (package
@@ -373,7 +374,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 			return j.writeUnchanged(ctx, set, noisy, masked, det, out, log)
 		}
 	}
-	sayFound(noisy, out.Found, "", took, log)
+	sayFound(noisy.Stored.Scale, out.Found, "", took, log)
 	// Signal-dependent noise is denoised on its stabilised cube (work),
 	// by the path the noise found there chooses, and the result inverted.
 	stab, err := j.stabiliser(noisy, det, log)
@@ -392,7 +393,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		work = stab.Forward(nil, work)
 		log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
 		det, took = j.detect(work, missing, out, det)
-		sayFound(work, out.Found, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)
+		sayFound(work.Stored.Scale, out.Found, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)
 		if err := stab.checkFit(work, det); err != nil {
 			return fmt.Errorf("%s: %w", j.Input, err)
 		}
@@ -557,15 +558,16 @@ func (j *Job) detect(c *msi.Cube, missing int, out *Outcome, input *sparsenoise.
 	return det, took
 }
 
-// sayFound says on log, after prefix, what the detector found in c (found
-// nil: it did not run), and the median σ in the input's units when they
-// are not the working scale.
-func sayFound(c *msi.Cube, found *sparsenoise.Report, prefix string, took time.Duration, log report.Reporter) {
+// sayFound says on log, after prefix, what the detector found in a cube
+// (found nil: it did not run), and the median σ in the cube's units
+// when they are not the working scale (scale, its Storage.Scale, neither
+// 0 nor 1).
+func sayFound(scale float64, found *sparsenoise.Report, prefix string, took time.Duration, log report.Reporter) {
 	if found == nil {
 		return
 	}
 	log.Logf("%s%s (found in %.1f s)", prefix, found.Summary(), took.Seconds())
-	if scale := c.Stored.Scale; scale != 0 && scale != 1 {
+	if scale != 0 && scale != 1 {
 		log.Logf("median noise σ in the input's units: %.4g (the σ above are on the working [0, 255] scale)",
 			bandwhiten.Reference(found.Sigma, bandwhiten.ReferenceMedian)/scale)
 	}
@@ -653,101 +655,142 @@ func runner(m denoise.Method, res *denoise.Result) repair.Method {
 
 // repair removes the sparse noise det found around the job's method (its
 // draft for the first pass when it has one, denoise.Drafter), keeps the
-// last pass's Result in res, and returns the processing line's note. A given σ is every band's σ and the bands
-// are not whitened; so too with PerBand Off, at the median of the bands'.
+// last pass's Result in res, and returns the processing line's note (see
+// repairOptions).
 func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, res *denoise.Result, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
-	opts := repair.Options{KeepStripes: j.Noise.Stripes == Off}
 	det, err := j.withBandSigmas(noisy, det, log)
 	if err != nil {
 		return nil, "", err
 	}
-	switch {
-	case j.Sigma != 0:
-		sigmas := make([]float64, det.Bands)
-		for b := range sigmas {
-			sigmas[b] = j.Sigma
-		}
-		d := *det
-		d.Sigma = sigmas
-		det, opts.NoWhiten = &d, true
-		log.Logf("removing the sparse noise, then denoising every band at the given σ = %g (not whitened)", j.Sigma)
-	case j.Noise.PerBand == Off:
-		opts.NoWhiten = true
-		log.Logf("removing the sparse noise, then denoising every band at the median σ = %.4g (--sigma-per-band off: not whitened)",
-			bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
-	default:
-		out.BandSigmas = det.Sigma
-		log.Logf("removing the sparse noise, then denoising with the bands whitened to σ = %.4g",
-			bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
-	}
-	out.Sigma = bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
+	sigmas, opts := j.repairOptions(det, out, log)
 	// The method's settings are checked before the cube is repaired, so
 	// that a setting the cube cannot take is said as such.
 	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, "", err
 	}
-	run := runner(j.Method, res)
-	if d, ok := j.Method.(denoise.Drafter); ok {
-		opts.Draft = runner(d.Draft(), nil)
-	}
-	removed, err := repair.Remove(ctx, noisy, det, run, opts)
+	removed, err := repair.Remove(ctx, noisy, withSigmas(det, sigmas), runner(j.Method, res), withDraft(opts, j.Method))
 	if errors.Is(err, repair.ErrAllMasked) {
 		return nil, "", fmt.Errorf("%s: %w", j.Input, err)
 	} else if err != nil {
 		return nil, "", err
 	}
-	how := " (sparse noise removed: " + kinds(det) + "; "
-	if opts.NoWhiten {
-		how += fmt.Sprintf("bands not whitened, σ = %.4g)", out.Sigma)
-	} else {
-		how += fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
-	}
-	return removed, how, nil
+	return removed, j.repairNote(det, opts, out.Sigma), nil
 }
 
-// fill denoises a cube with missing voxels and no sparse noise: the
-// missing voxels filled (the mirror image of the data beside them, see
-// repair.FillMissing), the method run once
-// with one σ (given, or the median of the bands' σ, estimated without the
-// missing voxels), or with the bands whitened by their σ as the Gaussian
-// paths would whiten them (--sigma-per-band on, or auto when they differ).
-// It returns the processing line's note.
+// repairOptions returns the bands' σ and the options with which the
+// sparse noise det found (det.Sigma the bands' σ) is removed; it says
+// the choice on log and sets out's Sigma and BandSigmas. A given σ is
+// every band's σ and the bands are not whitened; so too with PerBand
+// Off, at the median of the bands'.
+func (j *Job) repairOptions(det *sparsenoise.Report, out *Outcome, log report.Reporter) ([]float64, repair.Options) {
+	opts := repair.Options{KeepStripes: j.Noise.Stripes == Off}
+	sigmas := det.Sigma
+	switch {
+	case j.Sigma != 0:
+		sigmas = make([]float64, det.Bands)
+		for b := range sigmas {
+			sigmas[b] = j.Sigma
+		}
+		opts.NoWhiten = true
+		log.Logf("removing the sparse noise, then denoising every band at the given σ = %g (not whitened)", j.Sigma)
+	case j.Noise.PerBand == Off:
+		opts.NoWhiten = true
+		log.Logf("removing the sparse noise, then denoising every band at the median σ = %.4g (--sigma-per-band off: not whitened)",
+			bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian))
+	default:
+		out.BandSigmas = sigmas
+		log.Logf("removing the sparse noise, then denoising with the bands whitened to σ = %.4g",
+			bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian))
+	}
+	out.Sigma = bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian)
+	return sigmas, opts
+}
+
+// repairNote is the processing line's note of the removal of the sparse
+// noise det found with opts, the method run at sigma.
+func (j *Job) repairNote(det *sparsenoise.Report, opts repair.Options, sigma float64) string {
+	how := " (sparse noise removed: " + kinds(det) + "; "
+	if opts.NoWhiten {
+		return how + fmt.Sprintf("bands not whitened, σ = %.4g)", sigma)
+	}
+	return how + fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", sigma, j.sigmaSource())
+}
+
+// withSigmas returns det with the bands' σ sigmas (det itself when they
+// are its own). det is not changed.
+func withSigmas(det *sparsenoise.Report, sigmas []float64) *sparsenoise.Report {
+	if slices.Equal(det.Sigma, sigmas) {
+		return det
+	}
+	d := *det
+	d.Sigma = sigmas
+	return &d
+}
+
+// withDraft returns opts with m's draft for every pass but the last, when
+// m has one (denoise.Drafter).
+func withDraft(opts repair.Options, m denoise.Method) repair.Options {
+	if d, ok := m.(denoise.Drafter); ok {
+		opts.Draft = runner(d.Draft(), nil)
+	}
+	return opts
+}
+
+// fill denoises a cube with missing voxels and no sparse noise with run
+// (see fillOptions), and returns the processing line's note.
 func (j *Job) fill(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, run repair.Method, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
-	opts := repair.Options{Passes: 1, KeepStripes: true}
 	det, err := j.withBandSigmas(noisy, det, log)
 	if err != nil {
 		return nil, "", err
 	}
-	whiten := j.Sigma == 0 && (j.Noise.PerBand == On || j.Noise.PerBand == Auto && BandsDiffer(det.Sigma))
-	d := *det
-	if j.Sigma != 0 {
-		d.Sigma = make([]float64, det.Bands)
-		for b := range d.Sigma {
-			d.Sigma[b] = j.Sigma
-		}
-	}
-	out.Sigma = bandwhiten.Reference(d.Sigma, bandwhiten.ReferenceMedian)
-	how := fmt.Sprintf(" (%d missing voxels filled; ", det.Missing)
-	if whiten {
-		out.BandSigmas = d.Sigma
-		log.Logf("filling the missing voxels, then denoising with the bands whitened to σ = %s", denoise.InUnits(out.Sigma, noisy.Stored.Scale))
-		how += fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
-	} else {
-		opts.NoWhiten = true
-		log.Logf("filling the missing voxels, then denoising every band at σ = %s", denoise.InUnits(out.Sigma, noisy.Stored.Scale))
-		how += fmt.Sprintf("σ = %.4g)", out.Sigma)
-	}
-	if err := denoise.CheckSigma(out.Sigma); err != nil {
-		return nil, "", option.Errorf("sigma", out.Sigma, "could not estimate the noise level of the input (is it noise-free?): give it")
+	sigmas, opts, how, err := j.fillOptions(det, noisy.Stored.Scale, out, log)
+	if err != nil {
+		return nil, "", err
 	}
 	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, "", err
 	}
-	removed, err := repair.Remove(ctx, noisy, &d, run, opts)
+	removed, err := repair.Remove(ctx, noisy, withSigmas(det, sigmas), run, opts)
 	if err != nil {
 		return nil, "", err
 	}
 	return removed, how, nil
+}
+
+// fillOptions returns the bands' σ and the options with which a cube
+// with missing voxels and no sparse noise is denoised (det holds its
+// missing voxels and the bands' σ, estimated without them), and the
+// processing line's note: the missing voxels filled (the mirror image of
+// the data beside them, see repair.FillMissing), the method run once
+// with one σ (given, or the median of the bands' σ), or with the bands
+// whitened by their σ as the Gaussian paths would whiten them
+// (--sigma-per-band on, or auto when they differ). It says the choice on
+// log (σ in the units of scale too) and sets out's Sigma and BandSigmas.
+func (j *Job) fillOptions(det *sparsenoise.Report, scale float64, out *Outcome, log report.Reporter) ([]float64, repair.Options, string, error) {
+	opts := repair.Options{Passes: 1, KeepStripes: true}
+	whiten := j.Sigma == 0 && (j.Noise.PerBand == On || j.Noise.PerBand == Auto && BandsDiffer(det.Sigma))
+	sigmas := det.Sigma
+	if j.Sigma != 0 {
+		sigmas = make([]float64, det.Bands)
+		for b := range sigmas {
+			sigmas[b] = j.Sigma
+		}
+	}
+	out.Sigma = bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian)
+	how := fmt.Sprintf(" (%d missing voxels filled; ", det.Missing)
+	if whiten {
+		out.BandSigmas = sigmas
+		log.Logf("filling the missing voxels, then denoising with the bands whitened to σ = %s", denoise.InUnits(out.Sigma, scale))
+		how += fmt.Sprintf("bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
+	} else {
+		opts.NoWhiten = true
+		log.Logf("filling the missing voxels, then denoising every band at σ = %s", denoise.InUnits(out.Sigma, scale))
+		how += fmt.Sprintf("σ = %.4g)", out.Sigma)
+	}
+	if err := denoise.CheckSigma(out.Sigma); err != nil {
+		return nil, opts, "", option.Errorf("sigma", out.Sigma, "could not estimate the noise level of the input (is it noise-free?): give it")
+	}
+	return sigmas, opts, how, nil
 }
 
 // sayGivenSigma says a given σ in the input's units, when they are not

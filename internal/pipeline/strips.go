@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
+	"slices"
 	"strings"
+	"time"
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/report"
+	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/repair"
+	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/tile"
 )
 
@@ -61,14 +64,11 @@ func (j *Job) wholeCubeNeeds() string {
 	if j.Ref != "" {
 		why = append(why, "--ref needs the whole cube (score the output with tdsc eval instead)")
 	}
-	if j.Noise.PerBand == On {
-		why = append(why, "--sigma-per-band estimates σ from the whole cube")
+	if j.Noise.PerBand == On && j.Noise.Sparse == Off {
+		why = append(why, "--sigma-per-band with --sparse-noise off estimates σ from the whole cube")
 	}
-	if j.SaveMask != "" {
-		why = append(why, "--save-mask needs the whole cube")
-	}
-	if j.SaveResidual != "" {
-		why = append(why, "--save-residual needs the whole cube")
+	if j.Noise.Estimator != "" {
+		why = append(why, "--sigma-estimator estimates σ from the whole cube")
 	}
 	if j.Mask != "" {
 		why = append(why, "--mask needs the whole cube")
@@ -93,12 +93,23 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 		return nil, fmt.Errorf("--tile must be a number of lines ≥ 1 (0: automatic), got %d", j.Strips.Lines)
 	}
 	readErr, writeErr := j.in.Windows(), j.out.Windows()
+	var maskErr, residualErr error
+	if j.SaveMask != "" {
+		maskErr = j.mask.Windows()
+	}
+	if j.SaveResidual != "" {
+		residualErr = j.residual.Windows()
+	}
 	var why string
 	switch {
 	case readErr != nil:
 		why = "the input is " + readErr.Error()
 	case writeErr != nil:
 		why = "the output is " + writeErr.Error()
+	case maskErr != nil:
+		why = "the mask --save-mask is " + maskErr.Error()
+	case residualErr != nil:
+		why = "the residual --save-residual is " + residualErr.Error()
 	default:
 		why = j.wholeCubeNeeds()
 	}
@@ -111,6 +122,10 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 	}
 	if forced != "" && why != "" {
 		return nil, fmt.Errorf("%s: %s", forced, why)
+	}
+	if j.Strips.Shard.Count > 0 && (j.SaveMask != "" || j.SaveResidual != "") {
+		// A shard's part holds the result's lines alone.
+		return nil, fmt.Errorf("--shard: --save-mask and --save-residual are written by a single run in strips, not by shards")
 	}
 	if readErr != nil {
 		return nil, nil // its size is known only once it is read
@@ -139,19 +154,30 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 
 // runStrips denoises the input in, opened for windows, into j.Out strip
 // by strip: the scale found (one pass over the file when it needs the
-// largest value), σ resolved, the strips planned for the method and the
-// budget, what the method learns from the whole cube learned (a Tiler or
-// a StripPreparer, denoise.PrepareStrips, from the strips with their
-// missing voxels filled), then every strip
-// denoised and its core written, in the input's units, its missing voxels
-// filled before and written back as missing. The header records the
-// settings of the last strip's run (a method that neither is a Tiler nor
-// a StripPreparer chooses per strip). Sparse noise is not looked for: its detection needs the
-// whole cube. in is closed when it returns.
+// largest value), the noise model of the whole cube fitted in windows of
+// lines (stripNoise: the path, σ), the strips planned for the method and
+// the budget, what the method learns from the whole cube learned (a
+// Tiler or a StripPreparer, denoise.PrepareStrips, from the lines as the
+// strips' method sees them: stripNoise.lines), then every strip denoised
+// by the path and its core written, in the input's units, its missing
+// voxels filled before and written back as missing, with its mask and
+// residual when asked for. The header records the settings of the last
+// strip's run (a method that neither is a Tiler nor a StripPreparer
+// chooses per strip). in is closed when it returns.
 func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
 	defer in.Close()
 	height, width, bands := in.Size()
-	if err := in.Prepare(ctx); err != nil {
+	// The windows of the passes and the strips are garbage as soon as the
+	// next is read: the limit makes the collector return them. It binds
+	// only Go's own memory, so it is set again at every strip for what is
+	// resident outside it (at the whole budget, with a fixed reserve for
+	// that, a 4096²×64 run peaked 15 MiB over it).
+	limit := limitMemory(budget)
+	defer limit.restore()
+	passed, endPass := report.Lazy(log, "finding the largest value (for the units)", "lines", int64(height))
+	err := in.Prepare(ctx, func(lines int) { passed(int64(lines)) })
+	endPass()
+	if err != nil {
 		return err
 	}
 	meta, err := in.Metadata()
@@ -159,22 +185,17 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		return err
 	}
 	log.Logf("%s", formats.ReadLine(j.Input, height, width, bands, &meta, -1))
-	switch {
-	case j.Noise.Sparse != Off && j.Noise.signalAuto() && j.Sigma == 0:
-		log.Logf("in strips neither the sparse noise nor a signal-dependent noise level is looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
-	case j.Noise.Sparse != Off:
-		log.Logf("in strips the sparse noise is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
-	case j.Noise.signalAuto() && j.Sigma == 0:
-		log.Logf("in strips a signal-dependent noise level is not looked for (that needs the whole cube): denoising with one σ for Gaussian noise")
+	if j.Noise.signalAuto() && j.Sigma == 0 {
+		log.Logf("in strips a signal-dependent noise level is not looked for (that needs the whole cube): the noise is taken as Gaussian")
 	}
-	sigma, err := j.stripSigma(in, meta.Stored, log)
+	if err := j.checkShape(height, width, bands, false); err != nil {
+		return err
+	}
+	plan, err := j.stripNoise(ctx, in, meta.Stored, out, log)
 	if err != nil {
 		return err
 	}
-	out.Sigma, out.Path = sigma, PathGaussian
-	if sigma == 0 {
-		out.Path = PathUnchanged
-	}
+	sigma := out.Sigma
 	geom, exact := denoise.TileGeometry(j.Method, sigma)
 	lines := j.Strips.Lines
 	if least := max(geom.Halo, geom.Align); lines > 0 && lines < least {
@@ -196,63 +217,63 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	strips := tile.Plan(height, lines, geom)
 	out.Strips = len(strips)
 	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
-	if exact {
+	switch {
+	case exact && plan.path != PathGaussian:
+		// The repair's and the whitening's statistics are a strip's.
+		how = "the method's model learned from the whole cube, the rest of the sparse-noise path per strip, so the result is close to, not the same as, the whole cube's"
+	case exact:
 		how = "the same result as the whole cube"
 	}
 	log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
 		j.Input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(budget))
-	// The strips are garbage as soon as the next is read: the limit makes
-	// the collector return them rather than let the heap grow to twice
-	// what is live. It binds only Go's own memory, so it leaves half of
-	// FixedMemory for what is not (OpenBLAS's buffers): at the whole
-	// budget a 4096²×64 run peaked 15 MiB over it.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget - FixedMemory/2))
 
-	strip, prepared := j.Method, denoise.Result{}
-	if sigma == 0 {
-		strip = unchanged{}
-	} else if strip, prepared, err = denoise.PrepareStrips(ctx, j.Method, filledLines{in}, strips, sigma); err != nil {
-		return err
+	method, prepared := j.Method, denoise.Result{}
+	if plan.path != PathUnchanged {
+		if method, prepared, err = denoise.PrepareStrips(ctx, j.Method, plan.lines(in), strips, sigma); err != nil {
+			return err
+		}
+	}
+	if plan.path == PathRepair {
+		// The first pass's draft: the prepared method's, or else the
+		// job's (learning what it learns per strip).
+		draftOf := method
+		if _, ok := method.(denoise.Drafter); !ok {
+			draftOf = j.Method
+		}
+		plan.opts = withDraft(plan.opts, draftOf)
 	}
 	var last denoise.Result
+	var w *stripOutputs // nil in a shard
 	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
-		filled, missing, err := repair.FillMissing(c)
-		if errors.Is(err, repair.ErrAllMasked) {
-			return c, nil // no data at all: written back as missing
+		limit.update()
+		result, mask, err := plan.denoise(ctx, method, c, &last)
+		if err == nil && w != nil {
+			w.keep(c, result, mask)
 		}
-		out, res, err := strip.Denoise(ctx, filled, sigma)
-		last = res
-		if err == nil && missing != nil {
-			for i, m := range missing {
-				if m {
-					out.Data[i] = math.NaN()
-				}
-			}
-		}
-		return out, err
+		return result, err
 	}
+	processing := func() string { return j.describe(sigma, last) + plan.how }
 	if j.Strips.Shard.Count > 0 {
-		return j.runShard(ctx, in, strips, denoiseStrip, func() string { return j.describe(sigma, last) }, sigma, meta, prepared, set, out, log)
+		return j.runShard(ctx, in, strips, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
 	}
-	w, err := j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored))
-	if err != nil {
+	if w, err = j.createStripOutputs(ctx, height, width, bands, meta, strips); err != nil {
 		return err
 	}
 	if err := j.denoiseStrips(ctx, in, w, strips, denoiseStrip, log); err != nil {
-		w.Abort()
+		w.abort()
 		return err
 	}
-	if err := j.commitStrips(w, j.describe(sigma, last), prepared, set); err != nil {
-		w.Abort()
+	if err := j.commitStrips(w.result, processing(), prepared, set); err != nil {
+		w.abort()
 		return err
 	}
-	return nil
+	return w.commitSaved(j, set)
 }
 
 // denoiseStrips denoises strips of in with fn and writes their cores to
 // w, saying how far it is on log.
 func (j *Job) denoiseStrips(ctx context.Context, in tile.Reader, w tile.Writer, strips []tile.Strip, fn tile.Func, log report.Reporter) error {
-	log.Start("denoising strips", "strips", int64(len(strips)))
+	report.StartSteps(log, "denoising strips", "strips", int64(len(strips)))
 	defer log.Finish()
 	return tile.Run(ctx, in, w, strips, fn, func(done, _ int) { log.Update(int64(done), "") })
 }
@@ -268,6 +289,328 @@ func (j *Job) commitStrips(w msi.WindowWriter, processing string, prepared denoi
 	return set.write(j.out.Outputs(), w.Commit)
 }
 
+// modelWindowVoxels bounds the voxels of a window of lines the noise
+// model is fitted over (16 MiB of float64s), and minModelWindowLines the
+// lines, whatever the width and bands: the model of a cube depends on its
+// shape alone, not on the strips or the budget, so that every run (and
+// every shard) fits the same one.
+const (
+	modelWindowVoxels   = 1 << 21
+	minModelWindowLines = 16
+)
+
+// stripNoise returns how the strips of in are denoised, and sets out's
+// Path, Sigma, BandSigmas and Found: with the sparse noise looked for
+// (j.Noise.Sparse), by the path the noise model of the whole cube
+// (sparsenoise.Fit) chooses, as the whole-cube run chooses it from
+// sparsenoise.Detect; without, with one σ (stripSigma). stored is how the
+// cube is stored, for σ in its units.
+func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage, out *Outcome, log report.Reporter) (*stripNoise, error) {
+	if j.Noise.Sparse == Off {
+		sigma, err := j.stripSigma(in, stored, log)
+		if err != nil {
+			return nil, err
+		}
+		out.Sigma, out.Path = sigma, PathGaussian
+		if sigma == 0 {
+			out.Path = PathUnchanged
+		}
+		return &stripNoise{path: out.Path, sigma: sigma}, nil
+	}
+	height, width, bands := in.Size()
+	window := min(height, max(minModelWindowLines, modelWindowVoxels/(width*bands)))
+	log.Logf("fitting the noise model of the whole cube in windows of %d lines", window)
+	log.Start("noise model", "lines", 2*int64(height))
+	start := time.Now()
+	fitted, err := sparsenoise.Fit(ctx, in, window, func(lines, pass int) {
+		log.Update(int64((pass-1)*height+lines), fmt.Sprintf("pass %d of 2", pass))
+	})
+	log.Finish()
+	if err != nil {
+		return nil, err
+	}
+	took := time.Since(start)
+	out.Detect += took
+	model := j.Noise.withParts(fitted)
+	if model.Missing == height*width*bands {
+		return nil, fmt.Errorf("%s: every voxel is missing (no data): nothing to denoise", j.Input)
+	}
+	if j.Sigma == 0 && j.Known == 0 {
+		if why := noise.BelowDetection(model.Sigma); why != "" {
+			log.Logf("%s; the input is written unchanged (--sigma denoises it anyway)", why)
+			out.Path, out.Sigma = PathUnchanged, 0
+			return &stripNoise{path: PathUnchanged, model: model, parts: j.Noise}, nil
+		}
+	}
+	out.Found = model
+	sayFound(stored.Scale, model, "", took, log)
+	path, note := j.Noise.choosePath(model, j.Sigma != 0)
+	if note != "" {
+		log.Logf("%s", note)
+	}
+	out.Path = path
+	if j.Sigma != 0 {
+		j.sayGivenSigma(bandwhiten.Reference(model.Sigma, bandwhiten.ReferenceMedian), stored.Scale, log)
+	}
+	s := &stripNoise{path: path, model: model, parts: j.Noise, sigmas: model.Sigma}
+	switch path {
+	case PathGaussian:
+		if s.sigma, err = j.stripSigma(in, stored, log); err != nil {
+			return nil, err
+		}
+		out.Sigma = s.sigma
+		return s, nil
+	case PathWhitened:
+		out.BandSigmas = model.Sigma
+		out.Sigma = bandwhiten.Reference(model.Sigma, bandwhiten.ReferenceMedian)
+		log.Logf("denoising with the bands whitened to σ = %.4g", out.Sigma)
+		s.how = fmt.Sprintf(" (bands whitened to σ = %.4g by their %s estimates)", out.Sigma, j.sigmaSource())
+	case PathRepair:
+		s.sigmas, s.opts = j.repairOptions(model, out, log)
+		s.how = j.repairNote(model, s.opts, out.Sigma)
+	case PathFill:
+		if s.sigmas, s.opts, s.how, err = j.fillOptions(model, stored.Scale, out, log); err != nil {
+			return nil, err
+		}
+	}
+	s.sigma = out.Sigma
+	if err := j.Method.Check(s.sigma, height, width, bands); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// stripNoise is how every strip of a cube is denoised: the path the
+// cube's noise is denoised by, the level the method runs at, and what the
+// path needs: the cube's noise model (nil when the sparse noise is not
+// looked for), the parts of it treated, the bands' σ and the options of
+// the repair, and the processing line's note.
+type stripNoise struct {
+	path   Path
+	sigma  float64
+	model  *sparsenoise.Report
+	parts  NoiseModel
+	sigmas []float64
+	opts   repair.Options
+	how    string
+}
+
+// detect returns what the model and the strip c say of c's sparse noise
+// (sparsenoise.DetectWith, with the parts switched off removed), or nil
+// without a model.
+func (s *stripNoise) detect(c *msi.Cube) *sparsenoise.Report {
+	if s.model == nil {
+		return nil
+	}
+	return s.parts.withParts(sparsenoise.DetectWith(c, s.model))
+}
+
+// denoise denoises the strip c by the path with method (the job's, or
+// the one a Tiler prepared for the strips), keeps the Result of its last
+// run in res, and returns the result, with c's missing voxels written
+// back as missing, and the strip's mask (nil without a model): the mask
+// a whole-cube run saves.
+func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.Cube, res *denoise.Result) (*msi.Cube, []uint8, error) {
+	if s.path == PathUnchanged {
+		return c, nil, nil
+	}
+	det := s.detect(c)
+	var mask []uint8
+	if det != nil {
+		mask = det.Mask
+	}
+	run := runner(method, res)
+	var out *msi.Cube
+	var err error
+	switch s.path {
+	case PathGaussian, PathWhitened:
+		filled, _, fillErr := repair.FillMissing(c)
+		if errors.Is(fillErr, repair.ErrAllMasked) {
+			return c, mask, nil // no data at all: written back as missing
+		}
+		if s.path == PathGaussian {
+			out, err = run(ctx, filled, s.sigma)
+		} else {
+			out, err = bandwhiten.Denoise(ctx, run, filled, s.sigmas, bandwhiten.Options{})
+		}
+	case PathRepair, PathFill:
+		var removed *repair.Result
+		removed, err = repair.Remove(ctx, c, withSigmas(det, s.sigmas), run, s.opts)
+		if errors.Is(err, repair.ErrAllMasked) {
+			return c, mask, nil // nothing left to estimate the strip from: written back
+		}
+		if err == nil {
+			out = removed.Estimate
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, v := range c.Data {
+		if math.IsNaN(v) {
+			out.Data[i] = math.NaN()
+		}
+	}
+	return out, mask, nil
+}
+
+// lines returns the lines of in as the strips' method sees them, for
+// what it learns from the whole cube (a Tiler's PrepareTiles): with the
+// missing voxels filled, and on the paths that treat them the stripes
+// subtracted, the impulse and dead pixels filled and the bands whitened,
+// as the first pass of every strip's repair has them.
+func (s *stripNoise) lines(in tile.Reader) tile.Reader {
+	if s.path == PathGaussian || s.path == PathUnchanged {
+		return filledLines{in}
+	}
+	return modelLines{in, s}
+}
+
+// modelLines reads the lines of a cube as a strip's first denoising pass
+// sees them (stripNoise.lines).
+type modelLines struct {
+	tile.Reader
+	noise *stripNoise
+}
+
+// ReadLines returns the lines, prepared; lines without any data are
+// returned as zeros, as filledLines returns them.
+func (r modelLines) ReadLines(y0, n int) (*msi.Cube, error) {
+	c, err := r.Reader.ReadLines(y0, n)
+	if err != nil {
+		return nil, err
+	}
+	s := r.noise
+	var z *msi.Cube
+	switch s.path {
+	case PathWhitened:
+		z, _, err = repair.FillMissing(c)
+	default:
+		z, err = repair.Prepare(c, s.detect(c), s.opts)
+	}
+	if errors.Is(err, repair.ErrAllMasked) {
+		clear(c.Data)
+		return c, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if s.path == PathWhitened || !s.opts.NoWhiten {
+		z, _, err = bandwhiten.Whiten(z, s.sigmas, bandwhiten.Options{})
+	}
+	return z, err
+}
+
+// stripOutputs writes the cores of the strips to the result and, when
+// asked, to the mask and the residual, from what the strip's denoising
+// kept (keep) until its core is written.
+type stripOutputs struct {
+	result, mask, residual msi.WindowWriter
+	strips                 []tile.Strip
+	// maskLines and residualLines are the kept strip's, as read.
+	maskLines, residualLines *msi.Cube
+}
+
+// createStripOutputs opens the result and the mask and residual asked
+// for, for writing in windows of lines.
+func (j *Job) createStripOutputs(ctx context.Context, height, width, bands int, meta msi.Metadata, strips []tile.Strip) (*stripOutputs, error) {
+	o := &stripOutputs{strips: strips}
+	var err error
+	if o.result, err = j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored)); err != nil {
+		return nil, err
+	}
+	if j.SaveMask != "" {
+		m := meta
+		m.Fields = nil
+		m.Processing = fmt.Sprintf("%s denoise: mask of the pixels treated as missing (1 impulse, 2 dead, 3 both, 4 added for no data) in %s", j.Program, j.Input)
+		if o.mask, err = j.mask.CreateWindow(height, width, bands, m, msi.WriteOptions{Force: j.Force}); err != nil {
+			o.abort()
+			return nil, err
+		}
+	}
+	if j.SaveResidual != "" {
+		if o.residual, err = j.residual.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored)); err != nil {
+			o.abort()
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// keep keeps the mask and the residual of the strip c (as read) whose
+// result is result and mask mask (nil: only its missing voxels), when
+// they are asked for.
+func (o *stripOutputs) keep(c, result *msi.Cube, mask []uint8) {
+	if o.mask != nil {
+		o.maskLines = msi.NewCube(c.Height, c.Width, c.Bands)
+		for i, v := range c.Data {
+			switch {
+			case mask != nil:
+				o.maskLines.Data[i] = MaskCode(mask[i])
+			case math.IsNaN(v):
+				o.maskLines.Data[i] = MaskCode(sparsenoise.Missing)
+			}
+		}
+	}
+	if o.residual != nil {
+		o.residualLines = msi.NewCube(c.Height, c.Width, c.Bands)
+		for i, v := range c.Data {
+			o.residualLines.Data[i] = v - result.Data[i]
+		}
+	}
+}
+
+// WriteLines writes core, the core of the strip whose core starts at line
+// y0, to the result, and the same lines of the kept mask and residual.
+func (o *stripOutputs) WriteLines(core *msi.Cube, y0 int) error {
+	if err := o.result.WriteLines(core, y0); err != nil {
+		return err
+	}
+	if o.mask == nil && o.residual == nil {
+		return nil
+	}
+	i := slices.IndexFunc(o.strips, func(s tile.Strip) bool { return s.Core.Start == y0 })
+	top := y0 - o.strips[i].Read.Start
+	for _, k := range []struct {
+		w     msi.WindowWriter
+		lines *msi.Cube
+	}{{o.mask, o.maskLines}, {o.residual, o.residualLines}} {
+		if k.w == nil {
+			continue
+		}
+		if err := k.w.WriteLines(k.lines.Crop(top, 0, 0, core.Height, core.Width, core.Bands), y0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitSaved puts the mask and the residual, when asked for, in place
+// into set, after the result (commitStrips).
+func (o *stripOutputs) commitSaved(j *Job, set *outputSet) error {
+	for _, k := range []struct {
+		w msi.WindowWriter
+		t formats.Target
+	}{{o.mask, j.mask}, {o.residual, j.residual}} {
+		if k.w == nil {
+			continue
+		}
+		if err := set.write(k.t.Outputs(), k.w.Commit); err != nil {
+			o.abort()
+			return err
+		}
+	}
+	return nil
+}
+
+// abort removes what was written of every output.
+func (o *stripOutputs) abort() {
+	for _, w := range []msi.WindowWriter{o.result, o.mask, o.residual} {
+		if w != nil {
+			w.Abort()
+		}
+	}
+}
+
 // stripSigma returns the given σ, or the σ a given dictionary records, or
 // the estimate from at most sigmaWindowLines lines at the middle of the
 // cube (the whole cube's estimate would need the whole cube), 0 when the
@@ -277,9 +620,6 @@ func (j *Job) commitStrips(w msi.WindowWriter, processing string, prepared denoi
 // its units.
 func (j *Job) stripSigma(in tile.Reader, stored msi.Storage, log report.Reporter) (float64, error) {
 	height, width, bands := in.Size()
-	if err := j.checkShape(height, width, bands, false); err != nil {
-		return 0, err
-	}
 	if j.Sigma != 0 && noise.CheckSize(height, width, bands) == nil {
 		n := min(height, sigmaWindowLines, max(2, checkWindowVoxels/(width*bands)))
 		window, err := in.ReadLines((height-n)/2, n)
@@ -330,13 +670,3 @@ func (r filledLines) ReadLines(y0, n int) (*msi.Cube, error) {
 	}
 	return filled, err
 }
-
-// unchanged is the method of the strips of a cube whose noise is below
-// detection: every strip is written as it was read.
-type unchanged struct{}
-
-func (unchanged) Denoise(_ context.Context, c *msi.Cube, _ float64) (*msi.Cube, denoise.Result, error) {
-	return c, denoise.Result{}, nil
-}
-
-func (unchanged) Check(float64, int, int, int) error { return nil }

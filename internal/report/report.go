@@ -32,3 +32,34 @@ func OrDiscard(r Reporter) Reporter {
 	}
 	return r
 }
+
+// Lazy returns update, which reports on r that done of total units of
+// stage are done, opening the stage (Start) on its first call, and
+// finish, which closes the stage if update opened it: for a pass that
+// runs only when it is needed.
+func Lazy(r Reporter, stage, unit string, total int64) (update func(done int64), finish func()) {
+	started := false
+	update = func(done int64) {
+		if !started {
+			r.Start(stage, unit, total)
+			started = true
+		}
+		r.Update(done, "")
+	}
+	finish = func() {
+		if started {
+			r.Finish()
+		}
+	}
+	return update, finish
+}
+
+// StagesOnly returns a Reporter that passes the stages to r (nil: none)
+// and drops the log lines: for the method that denoises each strip of a
+// cube, whose stages show as the strips' progress (Nester) while lines
+// said once per strip would repeat for every strip.
+func StagesOnly(r Reporter) Reporter { return stagesOnly{OrDiscard(r)} }
+
+type stagesOnly struct{ Reporter }
+
+func (stagesOnly) Logf(string, ...any) {}

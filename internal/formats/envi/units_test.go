@@ -157,10 +157,10 @@ func TestWindowScaleAndCancel(t *testing.T) {
 	defer r.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := r.Prepare(ctx); !errors.Is(err, context.Canceled) {
+	if err := r.Prepare(ctx, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled pass: %v", err)
 	}
-	if err := r.Prepare(context.Background()); err != nil {
+	if err := r.Prepare(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	whole, err := openCube(hdr)

@@ -59,8 +59,9 @@ func (r *reader) Size() (height, width, bands int) {
 }
 
 // Prepare finds the automatic scale, when it needs the largest value, in
-// one pass over the file by blocks of lines, checking ctx before each.
-func (r *reader) Prepare(ctx context.Context) error {
+// one pass over the file by blocks of lines, checking ctx before each and
+// calling progress (if not nil) with the lines read.
+func (r *reader) Prepare(ctx context.Context, progress func(lines int)) error {
 	if r.units.scale != 0 {
 		return nil
 	}
@@ -71,11 +72,17 @@ func (r *reader) Prepare(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if progress != nil {
+			progress(y0)
+		}
 		c, err := r.physical(y0, min(step, r.h.lines-y0))
 		if err != nil {
 			return err
 		}
 		largest = max(largest, msi.Largest(c.Data))
+	}
+	if progress != nil {
+		progress(r.h.lines)
 	}
 	r.units.scale, r.units.text = r.h.autoScale(largest)
 	r.units.fromData = true
@@ -84,7 +91,7 @@ func (r *reader) Prepare(ctx context.Context) error {
 
 // Metadata returns the cube's metadata as Open sets it.
 func (r *reader) Metadata() (msi.Metadata, error) {
-	if err := r.Prepare(context.Background()); err != nil {
+	if err := r.Prepare(context.Background(), nil); err != nil {
 		return msi.Metadata{}, err
 	}
 	return r.h.metadata(r.units), nil
@@ -95,7 +102,7 @@ func (r *reader) Metadata() (msi.Metadata, error) {
 // missing voxels NaN. A line range outside the cube is an error, as is an
 // infinite value.
 func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
-	if err := r.Prepare(context.Background()); err != nil {
+	if err := r.Prepare(context.Background(), nil); err != nil {
 		return nil, err
 	}
 	c, err := r.physical(y0, n)

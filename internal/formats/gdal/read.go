@@ -153,8 +153,9 @@ func (r *reader) Size() (height, width, bands int) {
 // Prepare finds the automatic scale when the user gives none: the element
 // type's (msi.TypeScale) for values without a GDAL scale and offset, else
 // msi.AutoScale's from the largest physical value, found in one pass over
-// the raster by windows of lines, checking ctx before each.
-func (r *reader) Prepare(ctx context.Context) error {
+// the raster by windows of lines, checking ctx before each and calling
+// progress (if not nil) with the lines read.
+func (r *reader) Prepare(ctx context.Context, progress func(lines int)) error {
 	if r.scale != 0 {
 		return nil
 	}
@@ -171,11 +172,17 @@ func (r *reader) Prepare(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if progress != nil {
+			progress(y0)
+		}
 		c, err := r.physical(y0, min(step, h-y0))
 		if err != nil {
 			return err
 		}
 		largest = max(largest, msi.Largest(c.Data))
+	}
+	if progress != nil {
+		progress(h)
 	}
 	r.scale, r.units = msi.AutoScale(r.float, largest)
 	r.fromData = true
@@ -188,7 +195,7 @@ func (r *reader) Prepare(ctx context.Context) error {
 // ReadLines returns lines y0 .. y0+n−1 of the cube on the working scale,
 // missing voxels NaN.
 func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
-	if err := r.Prepare(context.Background()); err != nil {
+	if err := r.Prepare(context.Background(), nil); err != nil {
 		return nil, err
 	}
 	c, err := r.physical(y0, n)
@@ -245,7 +252,7 @@ func (r *reader) Close() error { return r.ds.close() }
 
 // Metadata returns the cube's metadata, as Open sets it.
 func (r *reader) Metadata() (msi.Metadata, error) {
-	if err := r.Prepare(context.Background()); err != nil {
+	if err := r.Prepare(context.Background(), nil); err != nil {
 		return msi.Metadata{}, err
 	}
 	m := msi.Metadata{

@@ -369,7 +369,7 @@ func (r *reader) Size() (height, width, bands int) {
 // Metadata returns the cube's Storage (a .npy file has no other
 // metadata), finding the automatic scale if it is not known yet.
 func (r *reader) Metadata() (msi.Metadata, error) {
-	if err := r.Prepare(context.Background()); err != nil {
+	if err := r.Prepare(context.Background(), nil); err != nil {
 		return msi.Metadata{}, err
 	}
 	return msi.Metadata{Stored: msi.Storage{Format: name, DType: r.t.Name, Axes: r.axes, Scale: r.scale, ScaleGiven: r.given, FromData: r.auto, Units: r.units}}, nil
@@ -381,9 +381,11 @@ const passBytes = 1 << 20
 // Prepare sets r.scale to the factor its element type decides
 // (msi.TypeScale), else msi.AutoScale's for the type and the largest value
 // (NaN, missing, aside), read in one pass over the file, unless it is set;
-// a cancelled ctx stops the pass with its error. An infinite value is an
-// error naming its place, as Open's.
-func (r *reader) Prepare(ctx context.Context) error {
+// a cancelled ctx stops the pass with its error; progress (if not nil) is
+// called with the share of the height read (the file is read in its
+// order, whatever its axes). An infinite value is an error naming its
+// place, as Open's.
+func (r *reader) Prepare(ctx context.Context, progress func(lines int)) error {
 	if r.scale != 0 {
 		return nil
 	}
@@ -392,12 +394,16 @@ func (r *reader) Prepare(ctx context.Context) error {
 		return nil
 	}
 	n, _ := r.h.Values()
+	height, _, _ := r.Size()
 	size := r.h.Size
 	buf := make([]byte, passBytes/size*size)
 	largest := math.Inf(-1)
 	for i := 0; i < n; {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if progress != nil {
+			progress(int(int64(i) * int64(height) / int64(n)))
 		}
 		k := min(n-i, len(buf)/size)
 		chunk := buf[:k*size]
@@ -419,6 +425,9 @@ func (r *reader) Prepare(ctx context.Context) error {
 			}
 		}
 		i += k
+	}
+	if progress != nil {
+		progress(height)
 	}
 	r.scale, r.units = msi.AutoScale(r.t.Float, largest)
 	r.auto = true
@@ -456,7 +465,7 @@ func (r *reader) ReadLines(y0, n int) (*msi.Cube, error) {
 	if n < 1 || y0 < 0 || y0 > height-n {
 		return nil, fmt.Errorf("%s: lines [%d, %d) are outside the cube's %d lines", r.path, y0, y0+n, height)
 	}
-	if err := r.Prepare(context.Background()); err != nil {
+	if err := r.Prepare(context.Background(), nil); err != nil {
 		return nil, err
 	}
 	starts, length := lineRuns(r.dims, r.axes, r.h.Fortran, y0, n)

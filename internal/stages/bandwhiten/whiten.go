@@ -205,6 +205,52 @@ func Reference(sigmas []float64, kind string) float64 {
 // number of bands or a σ is negative or not finite, or if every σ is 0
 // (there is nothing to whiten: call the method directly).
 func Denoise(ctx context.Context, method Method, noisy *msi.Cube, sigmas []float64, o Options) (*msi.Cube, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w, err := whiten(noisy, sigmas, o)
+	if err != nil {
+		return nil, err
+	}
+	out, err := method(ctx, w.cube, w.level)
+	if err != nil {
+		return nil, err
+	}
+	if !out.SameSize(noisy) {
+		return nil, fmt.Errorf("whiten: the method returned a %s cube for a %s one", out.Size(), noisy.Size())
+	}
+	for b := range out.Bands {
+		band := out.Band(b)
+		for i, v := range band {
+			band[i] = w.pivots[b] + (v-w.pivots[b])/w.gains[b]
+		}
+	}
+	if noisy.Wavelengths != nil {
+		out.Wavelengths = slices.Clone(noisy.Wavelengths)
+	}
+	return out, nil
+}
+
+// Whiten returns noisy whitened as Denoise whitens it before it runs the
+// method, and the noise level of the whitened cube, at which Denoise
+// runs it; its errors are Denoise's.
+func Whiten(noisy *msi.Cube, sigmas []float64, o Options) (*msi.Cube, float64, error) {
+	w, err := whiten(noisy, sigmas, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	return w.cube, w.level, nil
+}
+
+// whitened is a cube whitened by Denoise: band b is pivots[b] +
+// gains[b]·(noisy − pivots[b]), with noise of σ level in every band.
+type whitened struct {
+	cube          *msi.Cube
+	gains, pivots []float64
+	level         float64
+}
+
+func whiten(noisy *msi.Cube, sigmas []float64, o Options) (*whitened, error) {
 	o = o.Resolve()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -217,54 +263,34 @@ func Denoise(ctx context.Context, method Method, noisy *msi.Cube, sigmas []float
 			return nil, fmt.Errorf("whiten: band %d has noise level %g", b+1, s)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	ref := Reference(sigmas, o.Reference)
 	if !(ref > 0) {
 		return nil, fmt.Errorf("whiten: the reference noise level is %g", ref)
 	}
-	gains, pivots := make([]float64, noisy.Bands), make([]float64, noisy.Bands)
+	w := &whitened{gains: make([]float64, noisy.Bands), pivots: make([]float64, noisy.Bands), level: ref}
 	scaled := make([]float64, noisy.Bands) // the noise levels after scaling
 	for b, s := range sigmas {
 		s = max(s, o.Floor*ref)
-		gains[b] = ref / s
+		w.gains[b] = ref / s
 		if o.Strength != 1 {
-			gains[b] = math.Pow(gains[b], o.Strength)
+			w.gains[b] = math.Pow(w.gains[b], o.Strength)
 		}
-		scaled[b] = gains[b] * s
+		scaled[b] = w.gains[b] * s
 	}
-	level := ref
 	if o.Strength != 1 {
-		level = Reference(scaled, o.Reference)
+		w.level = Reference(scaled, o.Reference)
 	}
-	whitened := noisy.Clone()
+	w.cube = noisy.Clone()
 	for b := range noisy.Bands {
-		band := whitened.Band(b)
+		band := w.cube.Band(b)
 		if o.Pivot == PivotMean {
-			pivots[b] = mean(band)
+			w.pivots[b] = mean(band)
 		}
 		for i, v := range band {
-			band[i] = pivots[b] + gains[b]*(v-pivots[b])
+			band[i] = w.pivots[b] + w.gains[b]*(v-w.pivots[b])
 		}
 	}
-	out, err := method(ctx, whitened, level)
-	if err != nil {
-		return nil, err
-	}
-	if !out.SameSize(noisy) {
-		return nil, fmt.Errorf("whiten: the method returned a %s cube for a %s one", out.Size(), noisy.Size())
-	}
-	for b := range out.Bands {
-		band := out.Band(b)
-		for i, v := range band {
-			band[i] = pivots[b] + (v-pivots[b])/gains[b]
-		}
-	}
-	if noisy.Wavelengths != nil {
-		out.Wavelengths = slices.Clone(noisy.Wavelengths)
-	}
-	return out, nil
+	return w, nil
 }
 
 func mean(v []float64) float64 {

@@ -132,26 +132,10 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 	if !slices.ContainsFunc(det.Sigma, func(s float64) bool { return s > 0 }) {
 		return nil, errors.New("repair: no band has Gaussian noise (every σ is 0): nothing to denoise")
 	}
-	mask := det.Mask
-	if o.KeepMasked {
-		mask = make([]uint8, len(det.Mask))
-		for i, m := range det.Mask {
-			mask[i] = m & sparsenoise.Missing
-		}
+	z, mask, offsets, err := prepare(noisy, det, o)
+	if err != nil {
+		return nil, err
 	}
-	offsets := make([][]float64, noisy.Bands)
-	if !o.KeepStripes {
-		for b, u := range det.StripeOffsets {
-			offsets[b] = slices.Clone(u)
-		}
-	}
-	z := SubtractStripes(noisy, offsets)
-	if !o.KeepMasked {
-		if err := fill(z, mask); err != nil {
-			return nil, err
-		}
-	}
-	fillMissing(z, mask)
 	var x *msi.Cube
 	for pass := 0; pass < passes; pass++ {
 		draft := pass < passes-1 && o.Draft != nil
@@ -159,7 +143,6 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 		if draft {
 			method = o.Draft
 		}
-		var err error
 		if o.NoWhiten {
 			x, err = method(ctx, z, bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
 		} else {
@@ -194,7 +177,43 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 	return &Result{Estimate: x, Sparse: sparsePart(noisy, x, mask, offsets), Mask: mask, StripeOffsets: offsets}, nil
 }
 
-// subtractStripes returns y with offsets[b][c] subtracted from column c of
+// Prepare returns the cube the first pass of Remove denoises (before any
+// whitening): noisy with the stripe offsets det found subtracted and its
+// impulse, dead and missing voxels filled, as o says. det must be
+// sparsenoise.Detect's report of noisy (or DetectWith's). It returns
+// ErrAllMasked when no band has a pixel left to fill from.
+func Prepare(noisy *msi.Cube, det *sparsenoise.Report, o Options) (*msi.Cube, error) {
+	z, _, _, err := prepare(noisy, det, o)
+	return z, err
+}
+
+// prepare is Prepare, which also returns the mask of the pixels treated
+// as missing and the stripe offsets subtracted.
+func prepare(noisy *msi.Cube, det *sparsenoise.Report, o Options) (z *msi.Cube, mask []uint8, offsets [][]float64, err error) {
+	mask = det.Mask
+	if o.KeepMasked {
+		mask = make([]uint8, len(det.Mask))
+		for i, m := range det.Mask {
+			mask[i] = m & sparsenoise.Missing
+		}
+	}
+	offsets = make([][]float64, noisy.Bands)
+	if !o.KeepStripes {
+		for b, u := range det.StripeOffsets {
+			offsets[b] = slices.Clone(u)
+		}
+	}
+	z = SubtractStripes(noisy, offsets)
+	if !o.KeepMasked {
+		if err := fill(z, mask); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	fillMissing(z, mask)
+	return z, mask, offsets, nil
+}
+
+// SubtractStripes returns y with offsets[b][c] subtracted from column c of
 // band b (nil offsets: none).
 func SubtractStripes(y *msi.Cube, offsets [][]float64) *msi.Cube {
 	z := y.Clone()

@@ -301,67 +301,73 @@ func newReport(c *msi.Cube) *Report {
 // and is dead throughout, unless its neighbours are too. Lines are found the
 // same way, after the dead columns.
 func detectDead(c *msi.Cube, r *Report) {
+	detectDeadLines(c, r, true)
+	detectDeadLines(c, r, false)
+}
+
+// detectDeadLines finds, as detectDead, the dead columns (columns true)
+// or the dead lines (false) of every band of c and marks their pixels
+// Dead in r.Mask.
+func detectDeadLines(c *msi.Cube, r *Report, columns bool) {
 	n := c.Height * c.Width
-	for _, columns := range []bool{true, false} {
-		count, length, lineStep, pixelStep := c.Width, c.Height, 1, c.Width
-		if !columns {
-			count, length, lineStep, pixelStep = c.Height, c.Width, c.Width, 1
+	count, length, lineStep, pixelStep := c.Width, c.Height, 1, c.Width
+	if !columns {
+		count, length, lineStep, pixelStep = c.Height, c.Width, c.Width, 1
+	}
+	stuck := make([][]bool, c.Bands)
+	values := make([][]float64, c.Bands)
+	for b := range c.Bands {
+		stuck[b], values[b] = stuckLines(c.Band(b), r.Mask[b*n:(b+1)*n], count, length, lineStep, pixelStep)
+	}
+	for b := range c.Bands {
+		band, mask := c.Band(b), r.Mask[b*n:(b+1)*n]
+		share := func(i int, v float64) float64 {
+			same, total := 0, 0
+			for j := range length {
+				if k := i*lineStep + j*pixelStep; mask[k] == 0 {
+					total++
+					if band[k] == v {
+						same++
+					}
+				}
+			}
+			return float64(same) / float64(max(total, 1))
 		}
-		stuck := make([][]bool, c.Bands)
-		values := make([][]float64, c.Bands)
-		for b := range c.Bands {
-			stuck[b], values[b] = stuckLines(c.Band(b), r.Mask[b*n:(b+1)*n], count, length, lineStep, pixelStep)
+		var dead []int
+		for i := range count {
+			if !stuck[b][i] {
+				continue
+			}
+			// Scene borders are in all bands: stuck in every band
+			// within 2, at least 2 of them.
+			inScene := c.Bands > 2
+			for bb := max(0, b-2); bb <= min(c.Bands-1, b+2); bb++ {
+				if bb != b && !stuck[bb][i] {
+					inScene = false
+				}
+			}
+			for _, step := range []int{-1, 1} {
+				j := i + step
+				for j >= 0 && j < count && stuck[b][j] {
+					j += step
+				}
+				if j >= 0 && j < count && share(j, values[b][i]) >= flatShare {
+					inScene = true
+				}
+			}
+			if !inScene {
+				dead = append(dead, i)
+			}
 		}
-		for b := range c.Bands {
-			band, mask := c.Band(b), r.Mask[b*n:(b+1)*n]
-			share := func(i int, v float64) float64 {
-				same, total := 0, 0
-				for j := range length {
-					if k := i*lineStep + j*pixelStep; mask[k] == 0 {
-						total++
-						if band[k] == v {
-							same++
-						}
-					}
-				}
-				return float64(same) / float64(max(total, 1))
+		for _, i := range dead {
+			for j := range length {
+				mask[i*lineStep+j*pixelStep] |= Dead
 			}
-			var dead []int
-			for i := range count {
-				if !stuck[b][i] {
-					continue
-				}
-				// Scene borders are in all bands: stuck in every band
-				// within 2, at least 2 of them.
-				inScene := c.Bands > 2
-				for bb := max(0, b-2); bb <= min(c.Bands-1, b+2); bb++ {
-					if bb != b && !stuck[bb][i] {
-						inScene = false
-					}
-				}
-				for _, step := range []int{-1, 1} {
-					j := i + step
-					for j >= 0 && j < count && stuck[b][j] {
-						j += step
-					}
-					if j >= 0 && j < count && share(j, values[b][i]) >= flatShare {
-						inScene = true
-					}
-				}
-				if !inScene {
-					dead = append(dead, i)
-				}
-			}
-			for _, i := range dead {
-				for j := range length {
-					mask[i*lineStep+j*pixelStep] |= Dead
-				}
-			}
-			if columns {
-				r.DeadColumns[b] = dead
-			} else {
-				r.DeadLines[b] = dead
-			}
+		}
+		if columns {
+			r.DeadColumns[b] = dead
+		} else {
+			r.DeadLines[b] = dead
 		}
 	}
 }
@@ -561,6 +567,20 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 // cancel as well but which horizontal edges of the scene inflate somewhat.
 // It returns 0 when nothing is left.
 func estimateSigma(band []float64, mask []uint8, height, width int) float64 {
+	coef, inside, present := haarDetails(nil, band, mask, height, width)
+	if len(coef) < minHaar {
+		coef, inside, present = verticalDetails(coef[:0], band, mask, height, width)
+	}
+	if !noise.Detectable(inside, present) {
+		return 0
+	}
+	return Median(coef) / normalQuartile
+}
+
+// haarDetails appends to dst the absolute nonzero Haar diagonal details of
+// every 2×2 position of a band whose four pixels are unmasked, and counts
+// them as noise.Details does (see estimateSigma).
+func haarDetails(dst, band []float64, mask []uint8, height, width int) (coef []float64, inside, present int) {
 	rows, cols := height-1, width-1
 	grid := make([]float64, rows*cols)
 	for y := range rows {
@@ -573,30 +593,29 @@ func estimateSigma(band []float64, mask []uint8, height, width int) float64 {
 			grid[y*cols+x] = (band[i] - band[i+1] - band[i+width] + band[i+width+1]) / 2
 		}
 	}
-	coef, inside, present := noise.Details(nil, grid, rows, cols)
-	if len(coef) < minHaar {
-		rows, cols = height, width
-		grid = slices.Grow(grid[:0], rows*cols)[:rows*cols]
-		for y := range height {
-			for x := range width {
-				i, d := y*width+x, math.NaN()
-				if mask[i] == 0 {
-					for next := y + 1; next <= min(y+2, height-1); next++ {
-						if j := next*width + x; mask[j] == 0 {
-							d = (band[i] - band[j]) / math.Sqrt2
-							break
-						}
+	return noise.Details(dst, grid, rows, cols)
+}
+
+// verticalDetails appends to dst the absolute nonzero vertical differences
+// of the nearest unmasked pixels of a band's columns (see estimateSigma),
+// and counts them as noise.Details does.
+func verticalDetails(dst, band []float64, mask []uint8, height, width int) (coef []float64, inside, present int) {
+	grid := make([]float64, height*width)
+	for y := range height {
+		for x := range width {
+			i, d := y*width+x, math.NaN()
+			if mask[i] == 0 {
+				for next := y + 1; next <= min(y+2, height-1); next++ {
+					if j := next*width + x; mask[j] == 0 {
+						d = (band[i] - band[j]) / math.Sqrt2
+						break
 					}
 				}
-				grid[i] = d
 			}
+			grid[i] = d
 		}
-		coef, inside, present = noise.Details(coef[:0], grid, rows, cols)
 	}
-	if !noise.Detectable(inside, present) {
-		return 0
-	}
-	return Median(coef) / normalQuartile
+	return noise.Details(dst, grid, height, width)
 }
 
 // detectStripes sets r.StripeOffsets: the offset of every column of the
@@ -628,11 +647,25 @@ func detectStripes(c *msi.Cube, r *Report) {
 	parallel.Each(c.Bands, func(b int) {
 		profiles[b] = columnResiduals(c.Band(b), r.Mask[b*n:(b+1)*n], c.Height, c.Width, nil)
 	})
-	standardError := func(b, x int) float64 {
-		return 1.2533 * 1.13 * r.Sigma[b] / math.Sqrt(float64(profiles[b][x].count))
+	for b, striped := range stripedColumns(profiles, r.Sigma) {
+		if striped == nil {
+			continue
+		}
+		refined := columnResiduals(c.Band(b), r.Mask[b*n:(b+1)*n], c.Height, c.Width, striped)
+		r.StripeOffsets[b] = stripeOffsets(refined, striped)
 	}
+}
+
+// stripedColumns decides, from every band's column offsets and σ, which
+// columns are striped (see detectStripes): nil for a band with fewer than
+// minStripes of them.
+func stripedColumns(profiles [][]columnOffset, sigma []float64) [][]bool {
+	standardError := func(b, x int) float64 {
+		return 1.2533 * 1.13 * sigma[b] / math.Sqrt(float64(profiles[b][x].count))
+	}
+	out := make([][]bool, len(profiles))
 	for b, profile := range profiles {
-		if r.Sigma[b] == 0 {
+		if sigma[b] == 0 {
 			continue // noise below detection: no σ to judge an offset by
 		}
 		var spread []float64
@@ -645,14 +678,14 @@ func detectStripes(c *msi.Cube, r *Report) {
 			continue
 		}
 		textureSpread := 1.4826 * Median(spread)
-		striped := make([]bool, c.Width)
+		striped := make([]bool, len(profile))
 		nStriped := 0
 		for x, p := range profile {
 			if math.IsNaN(p.offset) || !(math.Abs(p.offset) > stripeZ*max(standardError(b, x), textureSpread)) {
 				continue
 			}
 			shared := false
-			for bb := max(0, b-2); bb <= min(c.Bands-1, b+2); bb++ {
+			for bb := max(0, b-2); bb <= min(len(profiles)-1, b+2); bb++ {
 				q := profiles[bb][x].offset
 				if bb != b && !math.IsNaN(q) && q*p.offset > 0 && math.Abs(q) >= 0.5*math.Abs(p.offset) && math.Abs(q) > 3*standardError(bb, x) {
 					shared = true
@@ -663,18 +696,23 @@ func detectStripes(c *msi.Cube, r *Report) {
 				nStriped++
 			}
 		}
-		if nStriped < minStripes {
-			continue
+		if nStriped >= minStripes {
+			out[b] = striped
 		}
-		refined := columnResiduals(c.Band(b), r.Mask[b*n:(b+1)*n], c.Height, c.Width, striped)
-		offsets := make([]float64, c.Width)
-		for x := range c.Width {
-			if striped[x] && !math.IsNaN(refined[x].offset) {
-				offsets[x] = refined[x].offset
-			}
-		}
-		r.StripeOffsets[b] = offsets
 	}
+	return out
+}
+
+// stripeOffsets returns the offsets of a band's striped columns from its
+// refined profile, 0 elsewhere (and where a column has no residual).
+func stripeOffsets(refined []columnOffset, striped []bool) []float64 {
+	offsets := make([]float64, len(refined))
+	for x, p := range refined {
+		if striped[x] && !math.IsNaN(p.offset) {
+			offsets[x] = p.offset
+		}
+	}
+	return offsets
 }
 
 // columnOffset is a column's offset estimate and the number of residuals

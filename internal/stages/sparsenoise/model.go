@@ -1,0 +1,386 @@
+package sparsenoise
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/parallel"
+)
+
+// The noise model of a cube read in windows of lines.
+//
+// Part of the noise is a property of the whole cube: every band's σ, the
+// stripe offset of every column (a constant down the whole column) and
+// the dead columns. Judged on a strip of lines, these are noisier than on
+// the whole cube, and a stripe too weak to stand out in any strip is
+// missed: the whole column's evidence is needed. The rest is local —
+// impulses, dead lines, missing voxels — and is found in any window that
+// holds it, with the model's σ to judge outliers by.
+//
+// Fit reads the cube once or twice, a window of lines at a time, and keeps
+// only statistics that merge across windows (windowStats):
+//
+//   - σ_b: the absolute Haar details (and the vertical differences the
+//     estimator falls back to) of every window, with its dead and stuck
+//     pixels left out as Detect leaves them out, counted in a histogram
+//     of logHistogramBins bins an octave. The merged median is read off by
+//     interpolating within its bin: its relative error is below a
+//     thousandth, where the estimator's own standard error on a 64×64 band
+//     is about 2 %.
+//   - stripes: every window's median residual of every column (as
+//     detectStripes computes it) and the number of residuals it is the
+//     median of. The column's offset is the mean of the windows' medians
+//     weighted by those numbers, whose standard error is that of a median
+//     of all of them, 1.2533·1.13·σ_b/√n: a stripe is judged on the whole
+//     column. The striped columns are decided by Detect's rule
+//     (stripedColumns), and their offsets estimated again in a second pass
+//     against the columns not found striped, as Detect refines them.
+//   - dead columns: the pixels of every column that a window's detectDead
+//     calls dead, against the column's pixels with data: dead when at
+//     least deadShare of them are.
+//
+// The second pass also counts what is local (DetectWith on every window:
+// impulses, dead lines, missing voxels), so that the model says whether
+// the cube holds sparse noise before any strip is denoised.
+
+// logHistogramBins is the number of bins an octave of the histograms of
+// absolute details; logHistogramLow and logHistogramOctaves the lowest
+// bin's lower edge and the octaves above it. A detail below (above) the
+// range is counted in the first (last) bin.
+const (
+	logHistogramBins    = 64
+	logHistogramLow     = 0x1p-20
+	logHistogramOctaves = 30
+)
+
+// logHistogram counts positive values in bins of equal width in log₂.
+type logHistogram struct {
+	counts []uint32
+	total  int
+}
+
+func newLogHistogram() logHistogram {
+	return logHistogram{counts: make([]uint32, logHistogramBins*logHistogramOctaves)}
+}
+
+func (h *logHistogram) add(values []float64) {
+	last := len(h.counts) - 1
+	for _, v := range values {
+		k := int(math.Floor(logHistogramBins * math.Log2(v/logHistogramLow)))
+		h.counts[min(max(k, 0), last)]++
+	}
+	h.total += len(values)
+}
+
+func (h *logHistogram) merge(o logHistogram) {
+	for k, n := range o.counts {
+		h.counts[k] += n
+	}
+	h.total += o.total
+}
+
+// median returns the median of the values counted, interpolated within
+// its bin as if the values were spread evenly in log₂ there; 0 for none.
+func (h *logHistogram) median() float64 {
+	if h.total == 0 {
+		return 0
+	}
+	half := float64(h.total) / 2
+	below := 0.0
+	for k, n := range h.counts {
+		if n == 0 || below+float64(n) < half {
+			below += float64(n)
+			continue
+		}
+		return logHistogramLow * math.Exp2((float64(k)+(half-below)/float64(n))/logHistogramBins)
+	}
+	return 0 // not reached: the counts sum to total
+}
+
+// columnSum is a column's offset evidence merged over windows: the sum of
+// the windows' median residuals weighted by their counts, and the counts'
+// sum.
+type columnSum struct {
+	weighted float64
+	count    int
+}
+
+// windowStats is what windows of lines of a cube contribute to its model:
+// per band the histograms of the details σ is estimated from, with the
+// counts noise.Detectable judges them by; the columns' offset evidence;
+// and the pixels of every column called dead and with data.
+type windowStats struct {
+	haar, vertical                  []logHistogram
+	haarInside, haarPresent         []int
+	verticalInside, verticalPresent []int
+	columns                         [][]columnSum
+	deadPixels, livePixels          [][]int
+}
+
+func newWindowStats(width, bands int) *windowStats {
+	s := &windowStats{
+		haar: make([]logHistogram, bands), vertical: make([]logHistogram, bands),
+		haarInside: make([]int, bands), haarPresent: make([]int, bands),
+		verticalInside: make([]int, bands), verticalPresent: make([]int, bands),
+		columns:    make([][]columnSum, bands),
+		deadPixels: make([][]int, bands), livePixels: make([][]int, bands),
+	}
+	for b := range bands {
+		s.haar[b], s.vertical[b] = newLogHistogram(), newLogHistogram()
+		s.columns[b] = make([]columnSum, width)
+		s.deadPixels[b], s.livePixels[b] = make([]int, width), make([]int, width)
+	}
+	return s
+}
+
+// measure returns the statistics of one window of lines c: its dead
+// columns and lines and its stuck pixels found and left out as Detect
+// leaves them out, then the details of every band and the residuals of
+// every column.
+func measure(c *msi.Cube) *windowStats {
+	s := newWindowStats(c.Width, c.Bands)
+	r := newReport(c)
+	n := c.Height * c.Width
+	detectDead(c, r)
+	parallel.Each(c.Bands, func(b int) {
+		band, mask := c.Band(b), r.Mask[b*n:(b+1)*n]
+		detectStuck(band, mask, c.Height, c.Width)
+		coef, inside, present := haarDetails(nil, band, mask, c.Height, c.Width)
+		s.haar[b].add(coef)
+		s.haarInside[b], s.haarPresent[b] = inside, present
+		coef, inside, present = verticalDetails(coef[:0], band, mask, c.Height, c.Width)
+		s.vertical[b].add(coef)
+		s.verticalInside[b], s.verticalPresent[b] = inside, present
+		if c.Width >= 2*stripeReach+1 {
+			s.addColumns(b, columnResiduals(band, mask, c.Height, c.Width, nil))
+		}
+		for x := range c.Width {
+			for y := range c.Height {
+				if mask[y*c.Width+x]&Missing == 0 {
+					s.livePixels[b][x]++
+				}
+			}
+		}
+		for _, x := range r.DeadColumns[b] {
+			s.deadPixels[b][x] = s.livePixels[b][x]
+		}
+	})
+	return s
+}
+
+// addColumns adds a window's column residuals of band b.
+func (s *windowStats) addColumns(b int, profile []columnOffset) {
+	for x, p := range profile {
+		if p.count > 0 {
+			s.columns[b][x].weighted += p.offset * float64(p.count)
+			s.columns[b][x].count += p.count
+		}
+	}
+}
+
+// merge adds o's statistics to s.
+func (s *windowStats) merge(o *windowStats) {
+	for b := range s.haar {
+		s.haar[b].merge(o.haar[b])
+		s.vertical[b].merge(o.vertical[b])
+		s.haarInside[b] += o.haarInside[b]
+		s.haarPresent[b] += o.haarPresent[b]
+		s.verticalInside[b] += o.verticalInside[b]
+		s.verticalPresent[b] += o.verticalPresent[b]
+		for x, p := range o.columns[b] {
+			s.columns[b][x].weighted += p.weighted
+			s.columns[b][x].count += p.count
+			s.deadPixels[b][x] += o.deadPixels[b][x]
+			s.livePixels[b][x] += o.livePixels[b][x]
+		}
+	}
+}
+
+// sigma returns band b's σ from the merged details, as estimateSigma
+// estimates it from all of them.
+func (s *windowStats) sigma(b int) float64 {
+	h, inside, present := s.haar[b], s.haarInside[b], s.haarPresent[b]
+	if h.total < minHaar {
+		h, inside, present = s.vertical[b], s.verticalInside[b], s.verticalPresent[b]
+	}
+	if !noise.Detectable(inside, present) {
+		return 0
+	}
+	return h.median() / normalQuartile
+}
+
+// profiles returns every band's merged column offsets.
+func (s *windowStats) profiles() [][]columnOffset {
+	out := make([][]columnOffset, len(s.columns))
+	for b, cols := range s.columns {
+		out[b] = make([]columnOffset, len(cols))
+		for x, p := range cols {
+			out[b][x] = columnOffset{math.NaN(), 0}
+			if p.count > 0 {
+				out[b][x] = columnOffset{p.weighted / float64(p.count), p.count}
+			}
+		}
+	}
+	return out
+}
+
+// deadColumns returns band b's columns dead in at least deadShare of
+// their pixels with data.
+func (s *windowStats) deadColumns(b int) []int {
+	var dead []int
+	for x, live := range s.livePixels[b] {
+		if live > 0 && float64(s.deadPixels[b][x]) >= deadShare*float64(live) {
+			dead = append(dead, x)
+		}
+	}
+	return dead
+}
+
+// Lines gives the lines of a cube (a tile.Reader or an
+// msi.WindowReader is one).
+type Lines interface {
+	Size() (height, width, bands int)
+	ReadLines(y0, n int) (*msi.Cube, error)
+}
+
+// Fit returns the noise model of the cube r gives, read in windows of
+// windowLines lines (the last may be shorter), never more at once: a
+// Report without a Mask, whose Sigma, StripeOffsets and DeadColumns are
+// the cube's (see the comment at the top of this file), and whose
+// DeadLines (in the cube's lines), Impulses and Missing are what
+// DetectWith finds in every window with them. progress, if not nil, is
+// called after every window with the lines read in this pass and the
+// pass (1 or 2). It returns r's error, or ctx's once it is cancelled.
+// It panics for windowLines < 2 or a cube narrower than 2 pixels or
+// shorter than 2 lines.
+func Fit(ctx context.Context, r Lines, windowLines int, progress func(lines, pass int)) (*Report, error) {
+	height, width, bands := r.Size()
+	if windowLines < 2 || height < 2 || width < 2 {
+		panic(fmt.Sprintf("sparsenoise: Fit of a %d×%d cube in windows of %d lines", height, width, windowLines))
+	}
+	// A remainder of one line, which has no vertical detail, joins the
+	// last window.
+	windows := func(each func(y0 int, c *msi.Cube)) error {
+		for y0, n := 0, 0; y0 < height; y0 += n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n = min(windowLines, height-y0)
+			if height-y0-n == 1 {
+				n++
+			}
+			c, err := r.ReadLines(y0, n)
+			if err != nil {
+				return err
+			}
+			each(y0, c)
+		}
+		return nil
+	}
+	total := newWindowStats(width, bands)
+	pass := 1
+	err := windows(func(y0 int, c *msi.Cube) {
+		total.merge(measure(c))
+		if progress != nil {
+			progress(y0+c.Height, pass)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := &Report{
+		Height: height, Width: width, Bands: bands,
+		Sigma:         make([]float64, bands),
+		DeadColumns:   make([][]int, bands),
+		DeadLines:     make([][]int, bands),
+		Impulses:      make([]int, bands),
+		StripeOffsets: make([][]float64, bands),
+	}
+	for b := range bands {
+		m.Sigma[b] = total.sigma(b)
+		m.DeadColumns[b] = total.deadColumns(b)
+	}
+	striped := make([][]bool, bands)
+	if width >= 2*stripeReach+1 {
+		first := total.profiles()
+		striped = stripedColumns(first, m.Sigma)
+		for b, s := range striped {
+			if s != nil {
+				// A first estimate, against every column, for the
+				// second pass's outliers; refined below.
+				m.StripeOffsets[b] = stripeOffsets(first[b], s)
+			}
+		}
+	}
+	refined := newWindowStats(width, bands)
+	pass = 2
+	err = windows(func(y0 int, c *msi.Cube) {
+		local := DetectWith(c, m)
+		n := c.Height * c.Width
+		for b := range bands {
+			m.Impulses[b] += local.Impulses[b]
+			for _, y := range local.DeadLines[b] {
+				m.DeadLines[b] = append(m.DeadLines[b], y0+y)
+			}
+		}
+		m.Missing += local.Missing
+		parallel.Each(bands, func(b int) {
+			if striped[b] != nil {
+				refined.addColumns(b, columnResiduals(c.Band(b), local.Mask[b*n:(b+1)*n], c.Height, c.Width, striped[b]))
+			}
+		})
+		if progress != nil {
+			progress(y0+c.Height, pass)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	profiles := refined.profiles()
+	for b, s := range striped {
+		if s != nil {
+			m.StripeOffsets[b] = stripeOffsets(profiles[b], s)
+		}
+	}
+	return m, nil
+}
+
+// DetectWith finds the local sparse noise of c, a window of lines of a
+// cube whose model is model (Fit's, of the cube's width and bands): the
+// dead columns, the stripe offsets and σ are the model's (their slices
+// shared, not copied), their pixels marked in the Mask as Detect marks
+// them; the dead lines, stuck and outlying impulses and missing voxels
+// are found in c as Detect finds them, with the model's σ and offsets.
+// It panics for a cube smaller than 2×2 pixels or not of the model's
+// width and bands.
+func DetectWith(c *msi.Cube, model *Report) *Report {
+	if c.Width != model.Width || c.Bands != model.Bands {
+		panic(fmt.Sprintf("sparsenoise: a %s window of a model of %d samples × %d bands", c.Size(), model.Width, model.Bands))
+	}
+	r := newReport(c)
+	n := c.Height * c.Width
+	r.Sigma = slices.Clone(model.Sigma)
+	copy(r.StripeOffsets, model.StripeOffsets)
+	copy(r.DeadColumns, model.DeadColumns)
+	for b, cols := range model.DeadColumns {
+		mask := r.Mask[b*n : (b+1)*n]
+		for _, x := range cols {
+			for y := range c.Height {
+				mask[y*c.Width+x] |= Dead
+			}
+		}
+	}
+	detectDeadLines(c, r, false)
+	parallel.Each(c.Bands, func(b int) {
+		r.Impulses[b] = detectStuck(c.Band(b), r.Mask[b*n:(b+1)*n], c.Height, c.Width)
+	})
+	outliers := detectOutliers(c, r)
+	for b := range c.Bands {
+		r.Impulses[b] += outliers[b]
+	}
+	return r
+}

@@ -1,0 +1,242 @@
+package sparsenoise
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/tile/tiletest"
+)
+
+// fit is Fit of c in windows of n lines.
+func fit(t *testing.T, c *msi.Cube, n int) *Report {
+	t.Helper()
+	m, err := Fit(context.Background(), tiletest.Lines{Cube: c}, n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The merged histogram's median is the median of the values it counted,
+// however they are split between histograms, within a small fraction of
+// the sample median's own standard error (about 1.2/√n of it for the
+// absolute values of normal noise): 0.25/√n.
+func TestLogHistogramMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{101, 1000, 12345, 100000} {
+		for _, scale := range []float64{1e-4, 1, 300} {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = scale * math.Abs(rng.NormFloat64())
+			}
+			a, b := newLogHistogram(), newLogHistogram()
+			cut := rng.IntN(n + 1)
+			a.add(v[:cut])
+			b.add(v[cut:])
+			a.merge(b)
+			got, want := a.median(), Median(slices.Clone(v))
+			if math.Abs(got-want) > 0.25/math.Sqrt(float64(n))*want {
+				t.Errorf("%d values of scale %g: median %.6g, want %.6g", n, scale, got, want)
+			}
+		}
+	}
+	// One value: within its bin.
+	h := newLogHistogram()
+	if h.median() != 0 {
+		t.Error("an empty histogram's median is not 0")
+	}
+	h.add([]float64{3})
+	if got := h.median(); math.Abs(got-3) > (math.Exp2(1.0/logHistogramBins)-1)*3 {
+		t.Errorf("the median of 3 alone is %g", got)
+	}
+}
+
+// On the QRNN3D cases of the balloons crop, the model fitted in windows of
+// 16, 40 and all 128 lines agrees with Detect on the whole cube: σ within
+// 2 % (0.5 % in one window: the histogram's error alone), the same dead
+// columns, the same striped bands but for at most 2 of 31 (bands of σ 70
+// whose stripes lie at the threshold: the spread of the merged column
+// offsets, which the threshold grows with, is a little larger than the
+// whole cube's), nearly the same striped columns in the bands both find
+// striped (a fifth of them may differ: columns at the threshold), and
+// their offsets within 3 standard errors of a column's offset.
+func TestFitAgreesWithDetect(t *testing.T) {
+	clean := openCrop(t)
+	cases := []noise.Case{noise.CaseStripe, noise.CaseDeadline, noise.CaseMixture}
+	if testing.Short() {
+		cases = cases[2:]
+	}
+	for _, c := range cases {
+		noisy, _ := caseTruth(t, clean, c, 1)
+		whole := Detect(noisy)
+		for _, lines := range []int{16, 40, noisy.Height} {
+			m := fit(t, noisy, lines)
+			tol := 0.02
+			if lines == noisy.Height {
+				tol = 5e-3
+			}
+			for b, s := range m.Sigma {
+				if math.Abs(s-whole.Sigma[b]) > tol*whole.Sigma[b] {
+					t.Errorf("%s, windows of %d lines, band %d: σ %.3f, whole cube %.3f", c.Name(), lines, b, s, whole.Sigma[b])
+				}
+			}
+			for b := range m.Bands {
+				if !slices.Equal(m.DeadColumns[b], whole.DeadColumns[b]) {
+					t.Errorf("%s, windows of %d lines, band %d: dead columns %v, whole cube %v", c.Name(), lines, b, m.DeadColumns[b], whole.DeadColumns[b])
+				}
+			}
+			if got, want := m.StripedBands(), whole.StripedBands(); symmetricDifference(got, want) > 2 {
+				t.Errorf("%s, windows of %d lines: striped bands %v, whole cube %v", c.Name(), lines, got, want)
+			}
+			same, differ := 0, 0
+			for _, b := range m.StripedBands() {
+				if whole.StripeOffsets[b] == nil {
+					continue
+				}
+				se := 1.2533 * 1.13 * m.Sigma[b] / math.Sqrt(float64(noisy.Height))
+				for x, u := range m.StripeOffsets[b] {
+					v := whole.StripeOffsets[b][x]
+					switch {
+					case (u != 0) != (v != 0):
+						differ++
+					case u != 0:
+						same++
+						if math.Abs(u-v) > 3*se {
+							t.Errorf("%s, windows of %d lines, band %d column %d: offset %.2f, whole cube %.2f (se %.2f)", c.Name(), lines, b, x, u, v, se)
+						}
+					}
+				}
+			}
+			if differ > max(1, same/5) {
+				t.Errorf("%s, windows of %d lines: %d striped columns differ from the whole cube's, %d agree", c.Name(), lines, differ, same)
+			}
+			if m.Missing != 0 || m.Mask != nil {
+				t.Errorf("%s: a model with %d missing voxels, mask %v", c.Name(), m.Missing, m.Mask != nil)
+			}
+		}
+	}
+}
+
+// stripedScene is a flat scene of 256 lines × 64 samples × 6 bands with
+// Gaussian noise of σ 10 and stripes of offset in columns 10, 30 and 50
+// of band 2.
+func stripedScene(offset float64) *msi.Cube {
+	c := msi.NewCube(256, 64, 6)
+	for i := range c.Data {
+		c.Data[i] = 100
+	}
+	noisy := noise.Add(nil, c, 10, 5)
+	band := noisy.Band(2)
+	for y := range noisy.Height {
+		for _, x := range []int{10, 30, 50} {
+			band[y*noisy.Width+x] += offset
+		}
+	}
+	return noisy
+}
+
+// A stripe too weak to stand out in any window of 16 lines (4.5 standard
+// errors of a 16-line column are 16 at σ 10; the stripe is 8) is found
+// over all of them, as on the whole cube, with its offset within 3
+// standard errors of a 256-line column (0.89).
+func TestFitFindsWeakStripes(t *testing.T) {
+	noisy := stripedScene(8)
+	for y0 := 0; y0 < noisy.Height; y0 += 16 {
+		if r := Detect(noisy.Crop(y0, 0, 0, 16, noisy.Width, noisy.Bands)); len(r.StripedBands()) != 0 {
+			t.Fatalf("lines %d–%d alone: stripes found in bands %v", y0, y0+15, r.StripedBands())
+		}
+	}
+	whole, m := Detect(noisy), fit(t, noisy, 16)
+	for name, r := range map[string]*Report{"whole cube": whole, "model": m} {
+		if !slices.Equal(r.StripedBands(), []int{2}) {
+			t.Fatalf("%s: striped bands %v, want [2]", name, r.StripedBands())
+		}
+		for x, u := range r.StripeOffsets[2] {
+			want := 0.0
+			if x == 10 || x == 30 || x == 50 {
+				want = 8
+			}
+			if math.Abs(u-want) > 3*0.89 {
+				t.Errorf("%s, column %d: offset %.2f, want %g", name, x, u, want)
+			}
+		}
+	}
+}
+
+// DetectWith on the windows of a cube finds the impulses, dead lines and
+// missing voxels that Detect finds on the whole cube, and Fit counts them.
+func TestDetectWithFindsLocalNoise(t *testing.T) {
+	noisy, _ := caseTruth(t, openCrop(t), noise.CaseMixture, 2)
+	band := noisy.Band(4)
+	for x := range noisy.Width {
+		band[70*noisy.Width+x] = 0 // a dead line
+	}
+	for i := range 300 {
+		noisy.Data[5*noisy.Height*noisy.Width+i] = math.NaN()
+	}
+	whole := Detect(noisy)
+	m := fit(t, noisy, 32)
+	if m.Missing != whole.Missing || m.Missing != 300 {
+		t.Errorf("missing voxels %d, whole cube %d, want 300", m.Missing, whole.Missing)
+	}
+	for b := range m.Bands {
+		if !slices.Equal(m.DeadLines[b], whole.DeadLines[b]) {
+			t.Errorf("band %d: dead lines %v, whole cube %v", b, m.DeadLines[b], whole.DeadLines[b])
+		}
+		if d := m.Impulses[b] - whole.Impulses[b]; d*d > whole.Impulses[b]/100+4 {
+			t.Errorf("band %d: %d impulses, whole cube %d", b, m.Impulses[b], whole.Impulses[b])
+		}
+	}
+	if !slices.Equal(m.DeadLines[4], []int{70}) {
+		t.Errorf("band 4: dead lines %v, want [70]", m.DeadLines[4])
+	}
+	local := DetectWith(noisy, m)
+	agree, total := 0, 0
+	for i, v := range local.Mask {
+		if v != 0 || whole.Mask[i] != 0 {
+			total++
+			if v == whole.Mask[i] {
+				agree++
+			}
+		}
+	}
+	if float64(agree) < 0.99*float64(total) {
+		t.Errorf("the masks agree on %d of %d marked voxels", agree, total)
+	}
+}
+
+// Fit stops at a cancelled context and panics for windows of one line.
+func TestFitErrors(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Fit(ctx, tiletest.Lines{Cube: msi.NewCube(8, 8, 2)}, 4, nil); err == nil {
+		t.Error("a cancelled fit returned no error")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("windows of one line did not panic")
+		}
+	}()
+	Fit(context.Background(), tiletest.Lines{Cube: msi.NewCube(8, 8, 2)}, 1, nil)
+}
+
+// symmetricDifference counts the values in one of a and b, not both.
+func symmetricDifference(a, b []int) int {
+	n := 0
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			n++
+		}
+	}
+	for _, v := range b {
+		if !slices.Contains(a, v) {
+			n++
+		}
+	}
+	return n
+}
