@@ -34,6 +34,7 @@ type reporter struct {
 	progress *report.Progress
 	bar      *progressbar.ProgressBar
 	last     time.Time // when the last plain line was printed
+	lastLine string    // and what it said
 }
 
 func newReporter(cmd *cobra.Command) *reporter {
@@ -117,8 +118,12 @@ func (r *reporter) show(start bool) {
 	if !start && now.Sub(r.last) < logInterval && (s.Done < float64(s.Total) || s.Inner != "") {
 		return
 	}
-	r.last = now
-	fmt.Fprintln(r.w, s.Line())
+	line := s.Line()
+	if line == r.lastLine {
+		return // a stage said done twice
+	}
+	r.last, r.lastLine = now, line
+	fmt.Fprintln(r.w, line)
 }
 
 // closeBar clears the bar, if any.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
+	"runtime/metrics"
 
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
@@ -43,4 +45,60 @@ func ReadWithin(ctx context.Context, in formats.Source, command string, peak flo
 		return nil, err
 	}
 	return c, nil
+}
+
+// outsideMargin is what the memory resident outside the Go runtime may
+// grow by after it is measured, within a strip (OpenBLAS allocates its
+// buffers on its first calls).
+const outsideMargin = 32 << 20
+
+// memoryLimit keeps the process's resident memory within a budget through
+// the Go runtime's memory limit (debug.SetMemoryLimit), which makes the
+// collector return garbage rather than let the heap grow to twice what is
+// live, but binds only the memory Go manages. The rest — the program's
+// code, OpenBLAS's buffers, other C allocations — is counted as the
+// process's resident memory less Go's own (outsideGo), measured by update,
+// and the limit is the budget less that and outsideMargin, and at least
+// FixedMemory/2 below the budget (all of it where the resident memory is
+// not known).
+type memoryLimit struct {
+	budget, before int64
+}
+
+// limitMemory sets the limit for budget (update) and returns the limit
+// that restore puts back.
+func limitMemory(budget int64) *memoryLimit {
+	m := &memoryLimit{budget: budget, before: debug.SetMemoryLimit(-1)}
+	m.update()
+	return m
+}
+
+// update measures the memory outside Go and sets the limit again.
+func (m *memoryLimit) update() {
+	reserve := int64(FixedMemory / 2)
+	if outside, ok := outsideGo(); ok {
+		reserve = max(reserve, outside+outsideMargin)
+	}
+	debug.SetMemoryLimit(max(m.budget-reserve, m.budget/2))
+}
+
+// restore puts back the limit from before limitMemory.
+func (m *memoryLimit) restore() { debug.SetMemoryLimit(m.before) }
+
+// outsideGo returns the process's resident memory that the Go runtime
+// does not manage: the resident set less the memory Go has mapped and not
+// returned to the system (runtime/metrics), which counts Go's own at
+// most, so the result is at least what is outside.
+func outsideGo() (int64, bool) {
+	rss, ok := residentMemory()
+	if !ok {
+		return 0, false
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0, false
+	}
+	goResident := int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	return max(0, rss-goResident), true
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -168,6 +167,13 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, set *outputSet, out *Outcome, log report.Reporter) error {
 	defer in.Close()
 	height, width, bands := in.Size()
+	// The windows of the passes and the strips are garbage as soon as the
+	// next is read: the limit makes the collector return them. It binds
+	// only Go's own memory, so it is set again at every strip for what is
+	// resident outside it (at the whole budget, with a fixed reserve for
+	// that, a 4096²×64 run peaked 15 MiB over it).
+	limit := limitMemory(budget)
+	defer limit.restore()
 	passed, endPass := report.Lazy(log, "finding the largest value (for the units)", "lines", int64(height))
 	err := in.Prepare(ctx, func(lines int) { passed(int64(lines)) })
 	endPass()
@@ -220,12 +226,6 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	}
 	log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
 		j.Input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(budget))
-	// The strips are garbage as soon as the next is read: the limit makes
-	// the collector return them rather than let the heap grow to twice
-	// what is live. It binds only Go's own memory, so it leaves half of
-	// FixedMemory for what is not (OpenBLAS's buffers): at the whole
-	// budget a 4096²×64 run peaked 15 MiB over it.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget - FixedMemory/2))
 
 	method, prepared := j.Method, denoise.Result{}
 	if plan.path != PathUnchanged {
@@ -245,6 +245,7 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	var last denoise.Result
 	var w *stripOutputs // nil in a shard
 	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+		limit.update()
 		result, mask, err := plan.denoise(ctx, method, c, &last)
 		if err == nil && w != nil {
 			w.keep(c, result, mask)

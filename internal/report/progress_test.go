@@ -145,3 +145,18 @@ func (r *recorder) Update(done int64, _ string) {
 	r.calls = append(r.calls, fmt.Sprint("update ", done))
 }
 func (r *recorder) Finish() { r.calls = append(r.calls, "finish") }
+
+// TestStagesOnly checks that StagesOnly passes the stages and drops the
+// log lines.
+func TestStagesOnly(t *testing.T) {
+	var r recorder
+	s := StagesOnly(&r)
+	s.Logf("a line")
+	s.Start("stage", "rows", 3)
+	s.Update(1, "")
+	s.Finish()
+	if want := []string{"start stage", "update 1", "finish"}; fmt.Sprint(r.calls) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v", r.calls, want)
+	}
+	StagesOnly(nil).Logf("to no one")
+}

@@ -53,3 +53,13 @@ func Lazy(r Reporter, stage, unit string, total int64) (update func(done int64),
 	}
 	return update, finish
 }
+
+// StagesOnly returns a Reporter that passes the stages to r (nil: none)
+// and drops the log lines: for the method that denoises each strip of a
+// cube, whose stages show as the strips' progress (Nester) while lines
+// said once per strip would repeat for every strip.
+func StagesOnly(r Reporter) Reporter { return stagesOnly{OrDiscard(r)} }
+
+type stagesOnly struct{ Reporter }
+
+func (stagesOnly) Logf(string, ...any) {}

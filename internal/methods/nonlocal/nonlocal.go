@@ -21,6 +21,16 @@
 //     remaining noise level σ' = δ·√|σ² − mean((Y − Y')²)| (iterative
 //     regularisation), with λ = 0.1 and δ = 0.6.
 //
+// Bands: on a cube of B bands whose signal the k spectral eigen-images hold
+// with k ≤ B/4 (EigenImages, useEigenImages), the whole chain runs on the
+// eigen-images Z = (Y − μ)E instead of the bands (they keep white noise of
+// the same σ; E the leading spectral directions of the means of 4×4 blocks
+// of pixels), its last Wiener pass on all k of them in the estimate's
+// basis instead of the full spectrum, and returns μ plus the estimated
+// eigen-images each with its spectrum fitted to Y in least squares: the
+// stages cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
+// scene) keep the chain on the bands. See eigen.go.
+//
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
 
@@ -145,11 +155,21 @@ const rankZ = 3
 // significant (full balloons at σ = 30: rank 9 gains 0.7 dB over 6,
 // docs/results.md).
 func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
+	return chooseRank(y, x, sigma, 0)
+}
+
+// chooseRank is ChooseRank with the threshold raised by excess, the power
+// beyond σ² that noise may have along a direction of y (eigenImageExcess).
+func chooseRank(y, x *msi.Cube, sigma, excess float64) (int, error) {
 	bs, err := subspace.Fit(x, subspace.MeanSpectrum(y), y.Bands)
 	if err != nil {
 		return 0, err
 	}
-	return rankFromPower(bs.SignalPower(y, sigma), sigma, y.Height*y.Width), nil
+	power := bs.SignalPower(y, sigma)
+	for i := range power {
+		power[i] -= excess
+	}
+	return rankFromPower(power, sigma, y.Height*y.Width), nil
 }
 
 // Validate checks resolved options, the pilot's included, against a cube
@@ -174,6 +194,10 @@ type Denoiser struct {
 	// afterStage, if not nil, is given every stage's estimate and time
 	// (the stage table of docs/results.md, BenchmarkStages).
 	afterStage func(name string, x *msi.Cube, took time.Duration)
+	// eigenImages, if not 0, overrides the rule of the band handling
+	// (eigen.go): -1 keeps the bands, k > 0 works on k eigen-images
+	// (BenchmarkStages' comparison of the two chains).
+	eigenImages int
 	// pilot, if not nil, is the pilot's method with the dictionary learned
 	// from the whole cube (PrepareStrips); nil learns it from the cube
 	// denoised.
@@ -196,6 +220,24 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
 	}
+	// On many bands the chain runs on the eigen-images (eigen.go): noisy
+	// is then their cube, and the bands come back at the end. A strip's
+	// Denoiser (PrepareStrips) keeps the bands: its pilot's dictionary and
+	// rank were learned on them.
+	force := d.eigenImages
+	if d.pilot != nil {
+		force = -1
+	}
+	bands, err := eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), force)
+	if err != nil {
+		return nil, denoise.Result{}, err
+	}
+	full, wavelengths, excess := noisy, noisy.Wavelengths, 0.0
+	if bands != nil {
+		log.Logf("eigen-images: %d of the %d bands", bands.K, noisy.Bands)
+		excess = eigenImageExcess(noisy.Bands, noisy.Height*noisy.Width/(eigenBlock*eigenBlock), sigma/eigenBlock)
+		noisy = bands.Project(noisy)
+	}
 	pilotStart := time.Now()
 	pilot := d.pilot
 	if pilot == nil {
@@ -205,8 +247,15 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
+	// What afterStage is given: the estimate on the bands.
+	onBands := func(x *msi.Cube) *msi.Cube {
+		if bands == nil {
+			return x
+		}
+		return bands.Reconstruct(x)
+	}
 	if d.afterStage != nil {
-		d.afterStage("2DSC pilot", x, time.Since(pilotStart))
+		d.afterStage("2DSC pilot", onBands(x), time.Since(pilotStart))
 	}
 	stage := func(name string, rows int, run func(progress func(int)) (*msi.Cube, error)) error {
 		start := time.Now()
@@ -220,7 +269,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		log.Logf("%s in %.1f s", name, time.Since(start).Seconds())
 		x = out
 		if d.afterStage != nil {
-			d.afterStage(name, x, time.Since(start))
+			d.afterStage(name, onBands(x), time.Since(start))
 		}
 		return nil
 	}
@@ -232,6 +281,11 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			if i < o.Wiener-1 {
 				return subspaceWienerStage(ctx, noisy, x, sigma, WienerSubspace(noisy.Bands), wienerShape, o.Threads, pr)
 			}
+			if bands != nil {
+				// Eigen-images need no spectral DCT: the last pass works
+				// on all of them in the estimate's own basis.
+				return subspaceWienerStage(ctx, noisy, x, sigma, noisy.Bands, wienerShape, o.Threads, pr)
+			}
 			return wienerStage(ctx, noisy, x, sigma, matchFeatures, wienerShape, o.Threads, pr)
 		}); err != nil {
 			return nil, denoise.Result{}, err
@@ -239,7 +293,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	}
 	rank := o.Rank
 	if rank == 0 {
-		if rank, err = ChooseRank(noisy, x, sigma); err != nil {
+		if rank, err = chooseRank(noisy, x, sigma, excess); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d", rank)
@@ -259,9 +313,15 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, denoise.Result{}, err
 		}
 	}
-	x.Wavelengths = noisy.Wavelengths
 	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
+	if bands != nil {
+		if x, err = spectraOf(full, bands.Mean, x); err != nil {
+			return nil, denoise.Result{}, err
+		}
+		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)
+	}
+	x.Wavelengths = wavelengths
 	return x, res, nil
 }
 

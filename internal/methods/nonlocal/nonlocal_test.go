@@ -238,7 +238,9 @@ func TestDenoiseCancelledAndOptions(t *testing.T) {
 // TestChooseRank: with the clean cube as the estimate, the rank is the
 // number of directions whose signal power is clearly above the threshold
 // 3σ²√(2/N) when that exceeds RankFor(σ), and RankFor(σ) otherwise. A
-// direction at twice the threshold counts; one at a third of it does not.
+// direction at twice the threshold counts; one at a third of it does not,
+// nor one at twice it when an excess of twice it raises the threshold
+// (chooseRank).
 func TestChooseRank(t *testing.T) {
 	for _, tc := range rankCases {
 		clean, noisy := cubeWithPowers(tc.powers, tc.sigma, 1)
@@ -248,6 +250,20 @@ func TestChooseRank(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("powers %v×threshold, σ %v: rank %d, want %d", tc.powers, tc.sigma, got, tc.want)
+		}
+	}
+	threshold := 3 * 30 * 30 * math.Sqrt(2.0/(rankHeight*rankWidth))
+	for _, tc := range []struct {
+		powers []float64
+		want   int
+	}{{append(strongPowers(8), 2), 8}, {append(strongPowers(8), 4), 9}} {
+		clean, noisy := cubeWithPowers(tc.powers, 30, 1)
+		got, err := chooseRank(noisy, clean, 30, 2*threshold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("powers %v×threshold, excess 2 thresholds: rank %d, want %d", tc.powers, got, tc.want)
 		}
 	}
 }

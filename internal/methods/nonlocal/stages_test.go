@@ -24,6 +24,10 @@ import (
 // benchmark then logs the table (-v). Run with -benchtime 1x, and with
 // -cpuprofile for the profile.
 //
+// $TDSC_STAGES_EIGEN, if set, overrides the rule of the band handling
+// (eigen.go): -1 keeps the bands, k > 0 works on k eigen-images; the table
+// of both chains in docs/results.md.
+//
 // With $TDSC_STAGES_ORACLE set it also measures how far the low-rank rounds
 // can go when grouping and subspace are perfect: the rounds of the default,
 // at the rank it chose, with the clean cube as the pilot of every round
@@ -41,6 +45,12 @@ func BenchmarkStages(b *testing.B) {
 	sigmas := os.Getenv("TDSC_STAGES_SIGMAS")
 	if sigmas == "" {
 		sigmas = "10,30,50"
+	}
+	eigenImages := 0
+	if v := os.Getenv("TDSC_STAGES_EIGEN"); v != "" {
+		if eigenImages, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("TDSC_STAGES_EIGEN: %v", err)
+		}
 	}
 	var table strings.Builder
 	table.WriteString("| σ | stage | s | PSNR dB |\n|---|---|---|---|\n")
@@ -62,7 +72,7 @@ func BenchmarkStages(b *testing.B) {
 				stagePSNR, stageNames = stagePSNR[:0], stageNames[:0]
 				fmt.Fprintf(&rows, "| %g | noisy | | %.2f |\n", sigma, cubetest.PSNR(b, clean, noisy))
 				start := time.Now()
-				d := &Denoiser{afterStage: func(name string, x *msi.Cube, took time.Duration) {
+				d := &Denoiser{eigenImages: eigenImages, afterStage: func(name string, x *msi.Cube, took time.Duration) {
 					p := cubetest.PSNR(b, clean, x)
 					stagePSNR, stageNames = append(stagePSNR, p), append(stageNames, name)
 					fmt.Fprintf(&rows, "| %g | %s | %.1f | %.2f |\n", sigma, name, took.Seconds(), p)

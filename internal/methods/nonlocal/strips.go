@@ -42,7 +42,8 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // learns it from (twodsc's PrepareTiles: the same dictionary bit for bit),
 // and the rank of the low-rank stage, unless Options.Rank gives it
 // (StreamedRank over the strips' lines). The Denoiser it returns denoises
-// every strip with both and logs nothing (the caller reports the strips);
+// every strip with both and reports its stages but no log lines (the
+// caller reports the strips, the stages as their progress);
 // its Draft keeps them. The strips' results are close to, not the same
 // as, the whole cube's: the Wiener and low-rank stages group the patches
 // of a strip and its halo, and fit their subspaces on the strip. The
@@ -58,7 +59,7 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	prepared := &Denoiser{Options: d.Options, pilot: stripPilot}
+	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot}
 	if prepared.Options.Rank == 0 {
 		log := report.OrDiscard(d.Report)
 		if prepared.Options.Rank, err = StreamedRank(ctx, r, strips, sigma, log); err != nil {

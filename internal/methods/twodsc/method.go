@@ -95,10 +95,10 @@ func (d *Denoiser) TileGeometry(sigma float64) tile.Geometry {
 // cube would (the same sample, gathered from the strips with its progress
 // reported), and returns it in the Result
 // (not for sc, whose dictionary is not saved) with the Denoiser that codes
-// every strip with it. That one logs nothing: the caller reports the
-// strips.
+// every strip with it. That one reports its stages but no log lines: the
+// caller reports the strips, the stages as their progress.
 func (d *Denoiser) PrepareTiles(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (denoise.Method, denoise.Result, error) {
-	strip := &Denoiser{Options: d.Options, Model: d.Model, CreatedBy: d.CreatedBy}
+	strip := &Denoiser{Options: d.Options, Model: d.Model, CreatedBy: d.CreatedBy, Report: report.StagesOnly(d.Report)}
 	if d.Model != nil {
 		return strip, denoise.Result{}, nil
 	}

@@ -112,6 +112,20 @@ func FitMoment(cov *mat.SymDense, mean []float64, k int) (*Basis, error) {
 	return bs, nil
 }
 
+// Leading returns the basis of the first k directions of bs, with its
+// mean and eigenvalues: the basis Fit returns for k from the same cube. It
+// panics if k is not in 1..bs.K.
+func (bs *Basis) Leading(k int) *Basis {
+	if k < 1 || k > bs.K {
+		panic(fmt.Sprintf("subspace: Leading: %d directions of a basis of %d", k, bs.K))
+	}
+	out := &Basis{Bands: bs.Bands, K: k, Mean: bs.Mean, E: make([]float64, bs.Bands*k), Eigenvalues: bs.Eigenvalues}
+	for b := range bs.Bands {
+		copy(out.E[b*k:(b+1)*k], bs.E[b*bs.K:])
+	}
+	return out
+}
+
 // Moments accumulates the spectral mean and second moment of the pixels of
 // cubes added one after the other (the windows of lines of a cube read in
 // strips), in a fixed order, so that the result depends only on the cubes

@@ -1,0 +1,212 @@
+package nonlocal
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
+	"tdsc/internal/stages/subspace"
+)
+
+// The band handling of the chain: on a cube of many bands the pilot, the
+// Wiener passes and the low-rank rounds run on its k spectral eigen-images
+// instead of its B bands.
+//
+// The signal of a natural scene lies close to a subspace of a few tens of
+// dimensions whatever the band count, while the pilot and the Wiener passes
+// cost about as much per band as per pixel. With μ the noisy cube's mean
+// spectrum and E (B×k) the leading spectral directions of its block means
+// (eigenBlock), the eigen-images Z = (Y − μ)E keep white noise of the same
+// σ (E is orthonormal), so the chain denoises Z as it would a k-band cube
+// and returns μ plus the estimated eigen-images Ẑ, each with the spectrum
+// that fits Y best (spectraOf): the noise outside the subspace is
+// discarded. The low-rank rounds on the bands discard what lies outside a
+// subspace of their pilot's too, but the full-spectrum Wiener pass does
+// not, and on 31 bands it is worth 0.3–0.6 dB over Wiener passes on
+// eigen-images: the chain stays on the bands unless eigen-images cut them
+// by eigenBandRatio (useEigenImages).
+
+// eigenImagesMin is the least number of eigen-images the chain works on:
+// the least subspace of the first Wiener pass (WienerSubspace), and above
+// ChooseRank's ranks at σ ≥ 10 on every CAVE scene (at most 15), so the
+// low-rank rounds find every direction they keep. More do not help: on
+// the 256×256 balloons crop resampled to 224 bands at σ = 30 the chain ends
+// at 48.4 dB on 16 and on 32 of them (docs/results.md).
+const eigenImagesMin = wienerSubspaceMin
+
+// eigenImagesMargin multiplies the number of directions whose power the
+// noisy cube shows to be signal: weaker directions of the signal (those the
+// low-rank rounds keep once the pilot has removed most noise) hide below the
+// noise in the noisy cube's eigenvalues.
+const eigenImagesMargin = 2
+
+// eigenBandRatio is how many times fewer eigen-images than bands the chain
+// needs to work on eigen-images (useEigenImages).
+const eigenBandRatio = 4
+
+// EigenImages returns the number k of spectral eigen-images that the chain
+// works on for a noisy cube of the given number of pixels whose spectral
+// covariance (about its mean) has the given eigenvalues (all B of them, in
+// decreasing order) under white noise of standard deviation sigma:
+// eigenImagesMargin times the number of eigenvalues above the largest that
+// noise alone reaches, at least eigenImagesMin and at most B.
+//
+// Noise alone spreads the eigenvalues of the sample covariance of N pixels
+// of B bands up to about σ²(1 + √(B/N))² (Marchenko–Pastur), so a signal
+// direction counts when its eigenvalue exceeds that edge by more than
+// rankZ standard errors σ²·√(2/N) (as ChooseRank counts them). Without the
+// edge, every second direction of a 224-band cube would count at σ = 30.
+func EigenImages(eigenvalues []float64, pixels int, sigma float64) int {
+	edge := sigma*sigma + eigenImageExcess(len(eigenvalues), pixels, sigma) + rankZ*sigma*sigma*math.Sqrt(2/float64(pixels))
+	signal := 0
+	for _, v := range eigenvalues {
+		if v <= edge {
+			break
+		}
+		signal++
+	}
+	return min(len(eigenvalues), max(eigenImagesMin, eigenImagesMargin*signal))
+}
+
+// eigenImageExcess returns the most power beyond σ² that white noise of
+// standard deviation sigma shows along the leading eigenvectors of the
+// sample covariance of a cube of the given bands and pixels: the
+// Marchenko–Pastur edge σ²(1 + √(B/N))² less σ². The eigen-images are
+// such directions of the block means (noise σ/s, N/s² pixels), so the noise
+// in the ones that hold no signal has about this excess: ChooseRank's
+// threshold, made for directions that the noise did not choose, would count
+// them, and the chain adds the excess to it. (Fitted on the pixels
+// themselves, the eigen-images made ChooseRank keep all 16 of them on the
+// balloons crop at 224 bands.)
+func eigenImageExcess(bands, pixels int, sigma float64) float64 {
+	r := math.Sqrt(float64(bands) / float64(pixels))
+	return sigma * sigma * ((1+r)*(1+r) - 1)
+}
+
+// useEigenImages reports whether the chain works on k eigen-images of a
+// cube of the given number of bands: when they are at most a quarter of the
+// bands (eigenBandRatio). Below that ratio the full-spectrum chain costs at
+// most eigenBandRatio times the eigen-image chain and keeps what lies
+// outside the subspace; a cube of fewer than eigenBandRatio·eigenImagesMin
+// bands (64; every CAVE scene's 31) always keeps it.
+func useEigenImages(bands, k int) bool {
+	return bands >= eigenBandRatio*k
+}
+
+// eigenBlock is the side of the blocks of pixels whose mean spectra the
+// eigen-images are fitted on (eigenBasis). The noisy cube's own covariance
+// tells a direction of signal from noise only when its power exceeds about
+// σ²·√(B/N) (the Marchenko–Pastur spread), and fitted on it 16 eigen-images
+// of the balloons crop at 224 bands (σ = 30) hold the clean cube to 49.6
+// dB, where the chain on the bands ends at 49.4. The means of s×s blocks
+// have noise σ²/s² over N/s² pixels, which lowers that limit s-fold while
+// the signal, spatially smooth at that scale, keeps most of its power: 2×2
+// blocks give 51.1 dB, 4×4 52.5, 6×6 52.7; and the covariance costs 1/s².
+const eigenBlock = 4
+
+// blockMeans returns the cube of the mean spectra of the s×s blocks of y
+// (the last rows and columns that do not fill a block left out).
+func blockMeans(y *msi.Cube, s int) *msi.Cube {
+	h, w := y.Height/s, y.Width/s
+	out := msi.NewCube(h, w, y.Bands)
+	parallel.Each(y.Bands, func(b int) {
+		src, dst := y.Band(b), out.Band(b)
+		for i := range h * s {
+			row := dst[i/s*w:][:w]
+			for j, v := range src[i*y.Width:][:w*s] {
+				row[j/s] += v
+			}
+		}
+		for i := range dst {
+			dst[i] /= float64(s * s)
+		}
+	})
+	return out
+}
+
+// eigenBasis returns the basis of the eigen-images that the chain works on
+// for the noisy cube y with noise sigma, nil if it works on the bands: the
+// leading directions of the spectral covariance of its eigenBlock×eigenBlock
+// block means about y's mean spectrum, k = EigenImages of that covariance
+// (noise σ/eigenBlock), raised to the given least dimension (the low-rank
+// rank and the pilot's spectral depth, which must fit in k bands). A cube
+// too small in bands for any k is not fitted, and one smaller than a block
+// keeps its bands. A nonzero force overrides the rule: -1 keeps the bands,
+// k > 0 (at most the bands) works on k eigen-images.
+func eigenBasis(y *msi.Cube, sigma float64, least, force int) (*subspace.Basis, error) {
+	if force < 0 || force == 0 && !useEigenImages(y.Bands, max(eigenImagesMin, least)) ||
+		y.Height < eigenBlock || y.Width < eigenBlock {
+		return nil, nil
+	}
+	blocks := blockMeans(y, eigenBlock)
+	full, err := subspace.Fit(blocks, subspace.MeanSpectrum(y), y.Bands)
+	if err != nil {
+		return nil, err
+	}
+	if force > 0 {
+		return full.Leading(force), nil
+	}
+	k := max(least, EigenImages(full.Eigenvalues, blocks.Height*blocks.Width, sigma/eigenBlock))
+	if !useEigenImages(y.Bands, k) {
+		return nil, nil
+	}
+	return full.Leading(k), nil
+}
+
+// spectraOf returns the cube on the bands of y whose pixels are μ + QW:
+// Q the principal images of the estimated eigen-images z (about their
+// mean, those of a nonzero variance: the low-rank rounds leave fewer than
+// k), each with the spectrum W that fits y best in least squares,
+// W = (QᵀQ)⁻¹Qᵀ(Y − μ), instead of the directions of E it was projected
+// on. Its mean spectrum is μ, the noisy cube's.
+//
+// Why: E, fitted on noisy block means, has the weak directions of the
+// signal only roughly (16 eigen-images of the balloons crop at 224 bands
+// hold the clean cube to 52.5 dB), and ẐEᵀ keeps that error. The noise of
+// Y is independent of Q but for the part that Z carried, so the
+// regression finds each image's spectrum from the full bands; it adds
+// noise of only σ²·r/N per voxel (r images, N pixels).
+func spectraOf(y *msi.Cube, mean []float64, z *msi.Cube) (*msi.Cube, error) {
+	own, err := subspace.Fit(z, nil, z.Bands)
+	if err != nil {
+		return nil, err
+	}
+	r := 0
+	for r < own.K && own.Eigenvalues[r] > independentImages*own.Eigenvalues[0] {
+		r++
+	}
+	n, bands := y.Height*y.Width, y.Bands
+	out := msi.NewCube(y.Height, y.Width, bands)
+	if r > 0 { // else a flat estimate: every pixel the mean
+		q := own.Leading(r).Project(z)
+		qt := mat.NewDense(r, n, q.Data) // row i: image i, of mean zero
+		var gram mat.SymDense
+		gram.SymOuterK(1, qt)
+		var chol mat.Cholesky
+		if !chol.Factorize(&gram) {
+			return nil, fmt.Errorf("nonlocal: the principal images of the estimate are linearly dependent")
+		}
+		// Qᵀ(Y − μ) = QᵀY: Q's columns have mean zero.
+		var cross, w mat.Dense
+		cross.Mul(qt, mat.NewDense(bands, n, y.Data).T())
+		if err := chol.SolveTo(&w, &cross); err != nil {
+			return nil, fmt.Errorf("nonlocal: spectra of the eigen-images: %w", err)
+		}
+		mat.NewDense(bands, n, out.Data).Mul(w.T(), qt)
+	}
+	parallel.Each(bands, func(b int) {
+		ob := out.Band(b)
+		for p := range ob {
+			ob[p] += mean[b]
+		}
+	})
+	return out, nil
+}
+
+// independentImages is the least variance, relative to the first, of a
+// principal image that spectraOf regresses on: below it the image is the
+// rounding error of a rank the low-rank rounds did not keep.
+const independentImages = 1e-10

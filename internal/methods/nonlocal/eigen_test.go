@@ -1,0 +1,359 @@
+package nonlocal
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/methods/twodsc"
+	"tdsc/internal/metrics"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/stages/subspace"
+)
+
+// TestEigenImages: directions count when their eigenvalue clears the
+// Marchenko–Pastur edge σ²(1 + √(B/N))² by 3σ²√(2/N); k is twice the
+// count, at least 16 and at most the bands.
+func TestEigenImages(t *testing.T) {
+	const sigma, pixels = 30.0, 65536
+	edge := func(bands int) float64 {
+		r := math.Sqrt(float64(bands) / pixels)
+		return sigma * sigma * ((1+r)*(1+r) + 3*math.Sqrt(2.0/pixels))
+	}
+	// eigenvalues returns bands eigenvalues: the given factors of the
+	// edge, then pure noise (σ², below the edge).
+	eigenvalues := func(bands int, above ...float64) []float64 {
+		v := slices.Repeat([]float64{sigma * sigma}, bands)
+		for i, f := range above {
+			v[i] = f * edge(bands)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name   string
+		values []float64
+		want   int
+	}{
+		{"few signal directions: the least", eigenvalues(224, 100, 10, 2), 16},
+		{"twice the count", eigenvalues(224, 100, 50, 20, 10, 5, 3, 2, 1.5, 1.1, 1.01), 20},
+		{"a direction just under the edge does not count", eigenvalues(224, 100, 50, 20, 10, 5, 3, 2, 1.5, 1.1, 0.99), 18},
+		{"at most the bands", eigenvalues(20, slices.Repeat([]float64{5}, 15)...), 20},
+		{"σ² alone is not signal on many bands", eigenvalues(425), 16},
+	} {
+		if got := EigenImages(tc.values, pixels, sigma); got != tc.want {
+			t.Errorf("%s: %d eigen-images, want %d", tc.name, got, tc.want)
+		}
+	}
+	// The edge itself: σ²(1+√(B/N))² is well above σ² on many bands, so
+	// a direction at 1.05σ² (below the edge of 224 bands on 65 536
+	// pixels, 1.12σ²) is noise.
+	if got := EigenImages(eigenvalues(224, 100, 50, 20, 10, 5, 3, 2, 1.5, 1.1, 1.05*sigma*sigma/edge(224)), pixels, sigma); got != 18 {
+		t.Errorf("a direction at 1.05σ²: %d eigen-images, want 18", got)
+	}
+}
+
+// TestUseEigenImages: the chain works on eigen-images when they are at
+// most a quarter of the bands, so never on 31 bands.
+func TestUseEigenImages(t *testing.T) {
+	for _, tc := range []struct {
+		bands, k int
+		want     bool
+	}{
+		{31, 16, false}, {31, 1, true}, {63, 16, false}, {64, 16, true}, {224, 16, true}, {224, 56, true}, {224, 57, false},
+	} {
+		if got := useEigenImages(tc.bands, tc.k); got != tc.want {
+			t.Errorf("useEigenImages(%d bands, k %d) = %v, want %v", tc.bands, tc.k, got, tc.want)
+		}
+	}
+}
+
+// manyBandCube returns an h×w×bands cube of r smooth spectra in smooth
+// spatial patterns, their weights random per pixel around a pattern.
+func manyBandCube(rng *rand.Rand, h, w, bands, r int) *msi.Cube {
+	c := msi.NewCube(h, w, bands)
+	for j := range r {
+		phase := rng.Float64() * 6
+		for y := range h {
+			for x := range w {
+				a := 30 * (1 + math.Sin(float64(x*(j+1))/9+float64(y)/(5+float64(j))+phase))
+				for b := range bands {
+					s := 1 + math.Cos(phase+float64(b*(j+1))/float64(bands)*3)
+					c.Data[(b*h+y)*w+x] += a * s
+				}
+			}
+		}
+	}
+	return c
+}
+
+// TestEigenBasis checks the eigen-images of a many-band cube against an
+// explicit computation: the means of the 4×4 blocks summed pixel by pixel
+// (a last partial row and column of blocks left out), their covariance
+// about the noisy cube's mean, gonum's eigendecomposition of it, the
+// projector onto its top k eigenvectors and the eigen-images (Y − μ)E as a
+// matrix product; k is the rule's (EigenImages of those eigenvalues, the
+// noise σ/4 over the blocks).
+func TestEigenBasis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 1))
+	const h, w, bands, sigma = 66, 63, 70, 10.0
+	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 2)
+	basis, err := eigenBasis(noisy, sigma, 0, 0)
+	if err != nil || basis == nil {
+		t.Fatalf("basis %v, error %v: want eigen-images", basis, err)
+	}
+	n := h * w
+	bh, bw := h/eigenBlock, w/eigenBlock
+	y := mat.NewDense(n, bands, nil)
+	blocks := mat.NewDense(bh*bw, bands, nil)
+	for b := range bands {
+		mean := 0.0
+		for _, v := range noisy.Band(b) {
+			mean += v
+		}
+		mean /= float64(n)
+		if math.Abs(mean-basis.Mean[b]) > 1e-9 {
+			t.Fatalf("mean of band %d: %v, want %v", b, basis.Mean[b], mean)
+		}
+		for p, v := range noisy.Band(b) {
+			y.Set(p, b, v-mean)
+		}
+		for i := range bh {
+			for j := range bw {
+				s := 0.0
+				for dy := range eigenBlock {
+					for dx := range eigenBlock {
+						s += noisy.At(i*eigenBlock+dy, j*eigenBlock+dx, b)
+					}
+				}
+				blocks.Set(i*bw+j, b, s/(eigenBlock*eigenBlock)-mean)
+			}
+		}
+	}
+	var cov mat.SymDense
+	cov.SymOuterK(1/float64(bh*bw), blocks.T())
+	var eig mat.EigenSym
+	if !eig.Factorize(&cov, true) {
+		t.Fatal("eigendecomposition failed")
+	}
+	values := eig.Values(nil)
+	slices.Reverse(values)
+	wantK := EigenImages(values, bh*bw, sigma/eigenBlock)
+	if basis.K != wantK {
+		t.Fatalf("basis %v, want %d eigen-images", basis, wantK)
+	}
+	if wantK*eigenBandRatio > bands || wantK < eigenImagesMin {
+		t.Fatalf("test cube gives k = %d: choose another", wantK)
+	}
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	top := vecs.Slice(0, bands, bands-wantK, bands)
+	e := mat.NewDense(bands, wantK, basis.E)
+	var got, want mat.Dense
+	got.Mul(e, e.T())
+	want.Mul(top, top.T())
+	if !mat.EqualApprox(&got, &want, 1e-8) {
+		t.Error("the projector onto the eigen-images is not that of the top eigenvectors of the block means")
+	}
+	var z mat.Dense
+	z.Mul(y, e)
+	proj := basis.Project(noisy)
+	for i := range wantK {
+		for p, v := range proj.Band(i) {
+			if math.Abs(v-z.At(p, i)) > 1e-8*(1+math.Abs(v)) {
+				t.Fatalf("eigen-image %d, pixel %d: %v, want %v", i, p, v, z.At(p, i))
+			}
+		}
+	}
+	// Fewer bands than eigenBandRatio·eigenImagesMin: the bands.
+	few, err := eigenBasis(noise.Add(nil, manyBandCube(rng, h, w, 63, 3), sigma, 2), sigma, 0, 0)
+	if few != nil || err != nil {
+		t.Errorf("63 bands: basis %v, error %v; want the bands", few, err)
+	}
+	// A least dimension above a quarter of the bands keeps the bands too.
+	if few, err = eigenBasis(noisy, sigma, bands/eigenBandRatio+1, 0); few != nil || err != nil {
+		t.Errorf("least dimension %d of %d bands: basis %v, error %v; want the bands", bands/eigenBandRatio+1, bands, few, err)
+	}
+}
+
+// TestDenoiseEigenImages runs the chain on the eigen-images of a 70-band
+// cube: the same output for 1 and 2 threads, well above the noisy PSNR, a
+// result whose spectra (about the noisy mean) span at most k dimensions, and
+// the number of eigen-images in the settings.
+func TestDenoiseEigenImages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("denoises a 70-band cube twice")
+	}
+	const h, w, bands, sigma = 40, 36, 70, 20.0
+	clean := manyBandCube(rand.New(rand.NewPCG(7, 3)), h, w, bands, 3)
+	noisy := noise.Add(nil, clean, sigma, 1)
+	basis, err := eigenBasis(noisy, sigma, 0, 0)
+	if err != nil || basis == nil {
+		t.Fatalf("basis %v, error %v: want eigen-images", basis, err)
+	}
+	var outs []*msi.Cube
+	for _, threads := range []int{1, 2} {
+		d := &Denoiser{Options: Options{Threads: threads, Pilot: pilotForTests()}}
+		out, res, err := d.Denoise(context.Background(), noisy, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(res.Settings, func(p denoise.Param) bool { return p.Name == "eigen-images" }); i < 0 || res.Settings[i].Value != strconv.Itoa(basis.K) {
+			t.Errorf("settings %v: want eigen-images=%d", res.Settings, basis.K)
+		}
+		outs = append(outs, out)
+	}
+	if !slices.Equal(outs[0].Data, outs[1].Data) {
+		t.Error("1 and 2 threads give different outputs")
+	}
+	// The spectra about the noisy mean span at most k dimensions.
+	own, err := subspace.Fit(outs[0], basis.Mean, basis.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := own.Reconstruct(own.Project(outs[0]))
+	for i, v := range back.Data {
+		if math.Abs(v-outs[0].Data[i]) > 1e-9*(1+math.Abs(v)) {
+			t.Fatalf("voxel %d: %v is not in a subspace of %d dimensions (%v)", i, outs[0].Data[i], basis.K, v)
+		}
+	}
+	before, _ := metrics.Evaluate(t.Context(), clean, noisy)
+	after, _ := metrics.Evaluate(t.Context(), clean, outs[0])
+	t.Logf("PSNR %.2f → %.2f dB on %d eigen-images", before.PSNR, after.PSNR, basis.K)
+	if after.PSNR < before.PSNR+10 {
+		t.Errorf("PSNR %.2f dB is not 10 dB above the noisy %.2f", after.PSNR, before.PSNR)
+	}
+}
+
+// TestDenoiseBandsUnchanged: on fewer bands than the rule needs, the chain
+// is the one on the bands, bit for bit (the 31-band results of before the
+// eigen-images).
+func TestDenoiseBandsUnchanged(t *testing.T) {
+	noisy := noise.Add(nil, smoothCube(30, 30, 31), 30, 1)
+	var outs []*msi.Cube
+	for _, force := range []int{0, -1} {
+		d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1}, eigenImages: force}
+		out, res, err := d.Denoise(context.Background(), noisy, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Settings {
+			if p.Name == "eigen-images" {
+				t.Errorf("31 bands: settings %v name eigen-images", res.Settings)
+			}
+		}
+		outs = append(outs, out)
+	}
+	if !slices.Equal(outs[0].Data, outs[1].Data) {
+		t.Error("31 bands: the output differs from the chain on the bands")
+	}
+}
+
+// TestSpectraOf checks the regression against an explicit projection: the
+// output is μ + P(Y − μ), P the orthogonal projection of pixel space onto
+// the span of the estimate's centred eigen-images (from gonum's SVD, the
+// directions of a zero singular value left out), here of rank 4 in 5
+// images whose means are not zero.
+func TestSpectraOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	const h, w, bands, k = 13, 11, 9, 5
+	n := h * w
+	y := msi.NewCube(h, w, bands)
+	for i := range y.Data {
+		y.Data[i] = 100 + 40*rng.NormFloat64()
+	}
+	z := msi.NewCube(h, w, k)
+	for i := range z.Data[:4*n] {
+		z.Data[i] = 10 + 20*rng.NormFloat64()
+	}
+	for p := range n { // the fifth image: a combination of two others, and a constant
+		z.Band(4)[p] = z.Band(0)[p] - 2*z.Band(2)[p] + 7
+	}
+	mean := make([]float64, bands)
+	for b := range bands {
+		mean[b] = 100 + float64(b)
+	}
+	got, err := spectraOf(y, mean, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zc := mat.NewDense(n, k, nil)
+	for i := range k {
+		m := 0.0
+		for _, v := range z.Band(i) {
+			m += v / float64(n)
+		}
+		for p, v := range z.Band(i) {
+			zc.Set(p, i, v-m)
+		}
+	}
+	var svd mat.SVD
+	if !svd.Factorize(zc, mat.SVDThin) {
+		t.Fatal("SVD failed")
+	}
+	var u mat.Dense
+	svd.UTo(&u)
+	values := svd.Values(nil)
+	r := 0
+	for r < len(values) && values[r] > 1e-8*values[0] {
+		r++
+	}
+	if r != 4 {
+		t.Fatalf("test images have rank %d, want 4", r)
+	}
+	ur := u.Slice(0, n, 0, r)
+	for b := range bands {
+		centred := make([]float64, n)
+		for p, v := range y.Band(b) {
+			centred[p] = v - mean[b]
+		}
+		var coef, proj mat.VecDense
+		coef.MulVec(ur.T(), mat.NewVecDense(n, centred))
+		proj.MulVec(ur, &coef)
+		for p, v := range got.Band(b) {
+			if want := mean[b] + proj.AtVec(p); math.Abs(v-want) > 1e-8*(1+math.Abs(want)) {
+				t.Fatalf("band %d, pixel %d: %v, want %v", b, p, v, want)
+			}
+		}
+	}
+	// A flat estimate gives the mean everywhere.
+	flat, err := spectraOf(y, mean, msi.NewCube(h, w, k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range bands {
+		for p, v := range flat.Band(b) {
+			if v != mean[b] {
+				t.Fatalf("flat estimate, band %d, pixel %d: %v, want the mean %v", b, p, v, mean[b])
+			}
+		}
+	}
+}
+
+// TestStripDenoiserKeepsBands: a Denoiser prepared for strips (its pilot
+// given) keeps the bands of a cube that the rule would put on
+// eigen-images: its pilot's dictionary was learned on band patches.
+func TestStripDenoiserKeepsBands(t *testing.T) {
+	const sigma = 20.0
+	noisy := noise.Add(nil, manyBandCube(rand.New(rand.NewPCG(7, 3)), 40, 36, 70, 3), sigma, 1)
+	o := Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1}
+	d := &Denoiser{Options: o, pilot: &twodsc.Denoiser{Options: o.Resolve(sigma).Pilot}}
+	out, res, err := d.Denoise(context.Background(), noisy, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Settings {
+		if p.Name == "eigen-images" {
+			t.Errorf("settings %v name eigen-images", res.Settings)
+		}
+	}
+	if out.Bands != noisy.Bands {
+		t.Errorf("%d bands out of %d", out.Bands, noisy.Bands)
+	}
+}
