@@ -318,7 +318,7 @@ func TestAllMasked(t *testing.T) {
 	all := &sparsenoise.Report{Height: 16, Width: 16, Bands: 3, Sigma: []float64{10, 10, 10},
 		Mask: slices.Repeat([]uint8{sparsenoise.Dead}, len(c.Data)), StripeOffsets: make([][]float64, 3)}
 	j := job(in, dir, nil)
-	if _, _, err := j.repair(context.Background(), c, all, &denoise.Result{}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
+	if _, _, err := j.repair(context.Background(), j.Method, c, all, &denoise.Result{}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
 		t.Errorf("every pixel masked: got %v, want repair.ErrAllMasked naming %s", err, in)
 	}
 	if got := names(t, dir); !slices.Equal(got, before) {
