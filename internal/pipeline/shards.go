@@ -106,6 +106,17 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 		return nil
 	}
 	defer release()
+	// Another shard may have found every part, claimed, written the
+	// output and removed the parts and its claim since Ready: the parts
+	// are read again under this claim.
+	if ready, ok, err = parts.Ready(); err != nil {
+		return err
+	}
+	if !ok {
+		out.Waiting = true
+		log.Logf("shard %s is done; another shard wrote %s", spec, j.Out)
+		return nil
+	}
 	log.Logf("shard %s: every part is there: writing %s", spec, j.Out)
 	w, err := j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored))
 	if err != nil {

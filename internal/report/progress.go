@@ -37,9 +37,10 @@ func StartSteps(r Reporter, stage, unit string, total int64) {
 // the steps finished and, within an outer step, the fraction of it that
 // the inner stages have done. That fraction is (k + d/t)/K for the k-th
 // inner stage (from 0) of the step, d of its t units done, and K inner
-// stages a step (the most an earlier step ran; in the first step the
-// stages seen so far, so the first step's estimate is low). The zero value
-// is not usable: see NewProgress.
+// stages a step: the most an earlier step ran, or in the first step the
+// stages seen so far and one more, so that the first step's fraction
+// stays below 1 whatever the count of its stages. The zero value is not
+// usable: see NewProgress.
 type Progress struct {
 	now   func() time.Time
 	outer *stageState // the stage of StartSteps, or nil
@@ -110,11 +111,11 @@ func (p *Progress) Outer() bool { return p.outer != nil }
 
 // Snapshot is what a progress line shows.
 type Snapshot struct {
-	// Stage and Unit name the stage shown; Done of Total units are done
-	// (Done with the fraction of the current step, in an outer stage).
-	Stage, Unit string
-	Done        float64
-	Total       int64
+	// Stage and Unit name the stage shown; Count of Total units are done,
+	// and Done with the fraction of the current step, in an outer stage.
+	Stage, Unit  string
+	Count, Total int64
+	Done         float64
 	// Detail is the stage's detail; Inner the inner stage in progress, as
 	// "NAME D/T UNIT", or "".
 	Detail, Inner string
@@ -134,13 +135,17 @@ func (p *Progress) Snapshot() (s Snapshot, ok bool) {
 	if shown == nil {
 		return s, false
 	}
-	s = Snapshot{Stage: shown.name, Unit: shown.unit, Done: float64(shown.done), Total: shown.total, Detail: shown.detail, Elapsed: p.now().Sub(shown.start)}
+	s = Snapshot{Stage: shown.name, Unit: shown.unit, Count: shown.done, Done: float64(shown.done), Total: shown.total, Detail: shown.detail, Elapsed: p.now().Sub(shown.start)}
 	if p.outer != nil && p.inner != nil {
 		in := p.inner
 		s.Inner = in.name
 		if in.total > 0 {
 			s.Inner += fmt.Sprintf(" %d/%d %s", in.done, in.total, in.unit)
-			stages := max(p.perStep, p.stepStages)
+			stages := p.perStep
+			if stages == 0 {
+				stages = p.stepStages + 1 // the first step: one more stage to come, at least
+			}
+			stages = max(stages, p.stepStages)
 			frac := (float64(p.stepStages-1) + min(1, float64(in.done)/float64(in.total))) / float64(stages)
 			s.Done += min(frac, 1)
 		}
@@ -156,7 +161,7 @@ func (p *Progress) Snapshot() (s Snapshot, ok bool) {
 // LEFT left)", the parts that are empty or not known left out; the rate
 // only for a stage without inner stages, whose units it counts.
 func (s Snapshot) Line() string {
-	line := fmt.Sprintf("%s: %d/%d %s", s.Stage, int64(s.Done), s.Total, s.Unit)
+	line := fmt.Sprintf("%s: %d/%d %s", s.Stage, s.Count, s.Total, s.Unit)
 	if s.Detail != "" {
 		line += " " + s.Detail
 	}

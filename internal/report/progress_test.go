@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,24 +27,29 @@ func TestProgressEstimate(t *testing.T) {
 	check := func(what string, done float64, left time.Duration, known bool, inner string) {
 		t.Helper()
 		s, ok := p.Snapshot()
-		if !ok || s.Done != done || s.Known != known || (known && s.Left != left) || s.Inner != inner {
+		if !ok || math.Abs(s.Done-done) > 1e-12 || s.Known != known || (known && (s.Left-left).Abs() > time.Millisecond) || s.Inner != inner {
 			t.Errorf("%s: done %v, left %v (known %v), inner %q; want %v, %v (%v), %q", what, s.Done, s.Left, s.Known, s.Inner, done, left, known, inner)
 		}
 	}
 	p.StartSteps("denoising strips", "strips", 4)
 	check("at the start", 0, 0, false, "")
-	// Step 1: two stages seen so far at most; in the first, half done
-	// after 10 s: the step counts as (0 + 0.5)/1.
+	// Step 1: the stages a step runs are not known yet, so one more than
+	// those seen is assumed. The first stage half done after 10 s: the
+	// step counts as (0 + 0.5)/2, and 10·3.75/0.25 = 150 s are left.
 	p.Start("pilot", "rows", 10)
 	clock.advance(10 * time.Second)
 	p.Update(5, "")
-	check("first step, first stage half done", 0.5, 70*time.Second, true, "pilot 5/10 rows")
+	check("first step, first stage half done", 0.25, 150*time.Second, true, "pilot 5/10 rows")
+	if s, _ := p.Snapshot(); s.Count != 0 || !strings.HasPrefix(s.Line(), "denoising strips: 0/4 strips, pilot 5/10 rows") {
+		t.Errorf("line %q", s.Line())
+	}
 	p.Finish()
 	p.Start("Wiener", "rows", 4)
 	clock.advance(10 * time.Second)
-	p.Update(1, "")
-	// (1 + 0.25)/2 = 0.625 after 20 s: 20·3.375/0.625 = 108 s.
-	check("first step, second stage", 0.625, 108*time.Second, true, "Wiener 1/4 rows")
+	p.Update(4, "")
+	// The second stage done after 20 s: (1 + 1)/3 of the step, below 1;
+	// 20·(4 − 2/3)/(2/3) = 100 s left.
+	check("first step, second stage done", 2.0/3, 100*time.Second, true, "Wiener 4/4 rows")
 	p.Finish()
 	clock.advance(20 * time.Second)
 	p.Update(1, "") // the step is done at 40 s, with 2 stages
@@ -87,7 +94,7 @@ func TestProgressEstimate(t *testing.T) {
 // TestLine checks the line of an outer stage: the steps finished, the
 // inner stage, the time left, no rate.
 func TestLine(t *testing.T) {
-	s := Snapshot{Stage: "denoising strips", Unit: "strips", Done: 2.5, Total: 10, Inner: "pilot 3/6 rows", Elapsed: 25 * time.Second, Left: 75 * time.Second, Known: true}
+	s := Snapshot{Stage: "denoising strips", Unit: "strips", Count: 2, Done: 2.5, Total: 10, Inner: "pilot 3/6 rows", Elapsed: 25 * time.Second, Left: 75 * time.Second, Known: true}
 	if got, want := s.Line(), "denoising strips: 2/10 strips, pilot 3/6 rows (1m15s left)"; got != want {
 		t.Errorf("line %q, want %q", got, want)
 	}
