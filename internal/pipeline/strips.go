@@ -218,7 +218,7 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	out.Strips = len(strips)
 	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
 	if _, shares := j.Method.(denoise.StripPreparer); shares {
-		how = "what the method learns learned from the whole cube, each strip denoised with it, so the result is close to, not the same as, the whole cube's"
+		how = "what the method learns shared by every strip, learned from the whole cube, so the result is close to, not the same as, the whole cube's"
 	}
 	switch {
 	case exact && plan.path != PathGaussian:
