@@ -364,3 +364,20 @@ type Drafter interface {
 	// apply.
 	Draft() Method
 }
+
+// SignalCounter is implemented by methods that denoise in a spectral
+// subspace whose dimension they read from the data: the number of
+// spectral directions that hold signal above the noise, counted on the
+// cube they are given under the white noise of the σ they are given. A
+// caller that knows better than that model how many directions hold signal
+// gives the count: for signal-dependent noise, denoised on its stabilised
+// cube, the count on the input under its noise-level functions, since the
+// stabilising transform, nonlinear in every band, spreads a few spectral
+// components over many more directions.
+type SignalCounter interface {
+	Method
+	// WithSignalDirections returns the method counting k directions of
+	// signal instead of counting them itself, its settings (a dimension
+	// given, the least dimension of its rule) unchanged.
+	WithSignalDirections(k int) Method
+}

@@ -381,7 +381,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	if err != nil {
 		return err
 	}
-	work := noisy
+	work, method := noisy, j.Method
 	if stab != nil {
 		// Stripes are an offset of the input's values: subtracted there,
 		// where they are one offset per column; on the stabilised cube
@@ -389,6 +389,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		if j.Noise.Stripes != Off && det != nil && len(significantStripes(det)) > 0 {
 			work = repair.SubtractStripes(noisy, det.StripeOffsets)
 			log.Logf("stripes subtracted from the input before stabilising: %d bands", len(det.StripedBands()))
+		}
+		if method, err = stab.countSignal(method, work, det, log); err != nil {
+			return err
 		}
 		work = stab.Forward(nil, work)
 		log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
@@ -420,7 +423,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		res    denoise.Result
 		how    string
 	)
-	run := runner(j.Method, &res)
+	run := runner(method, &res)
 	switch path {
 	case PathGaussian:
 		if out.Sigma, err = denoise.ResolveSigma(work, j.Sigma, j.Known, log); err != nil {
@@ -438,7 +441,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		how = fmt.Sprintf(" (bands whitened to σ = %.4g by their %s estimates)", out.Sigma, by)
 	case PathRepair:
 		var removed *repair.Result
-		removed, how, err = j.repair(ctx, work, det, &res, out, log)
+		removed, how, err = j.repair(ctx, method, work, det, &res, out, log)
 		if err == nil {
 			result = removed.Estimate
 		}
@@ -653,11 +656,12 @@ func runner(m denoise.Method, res *denoise.Result) repair.Method {
 	}
 }
 
-// repair removes the sparse noise det found around the job's method (its
-// draft for the first pass when it has one, denoise.Drafter), keeps the
+// repair removes the sparse noise det found around method (the job's, or
+// on PathStabilised the job's counting the input's directions of signal;
+// its draft for the first pass when it has one, denoise.Drafter), keeps the
 // last pass's Result in res, and returns the processing line's note (see
 // repairOptions).
-func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, res *denoise.Result, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
+func (j *Job) repair(ctx context.Context, method denoise.Method, noisy *msi.Cube, det *sparsenoise.Report, res *denoise.Result, out *Outcome, log report.Reporter) (*repair.Result, string, error) {
 	det, err := j.withBandSigmas(noisy, det, log)
 	if err != nil {
 		return nil, "", err
@@ -665,10 +669,10 @@ func (j *Job) repair(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Repo
 	sigmas, opts := j.repairOptions(det, out, log)
 	// The method's settings are checked before the cube is repaired, so
 	// that a setting the cube cannot take is said as such.
-	if err := j.Method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
+	if err := method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, "", err
 	}
-	removed, err := repair.Remove(ctx, noisy, withSigmas(det, sigmas), runner(j.Method, res), withDraft(opts, j.Method))
+	removed, err := repair.Remove(ctx, noisy, withSigmas(det, sigmas), runner(method, res), withDraft(opts, method))
 	if errors.Is(err, repair.ErrAllMasked) {
 		return nil, "", fmt.Errorf("%s: %w", j.Input, err)
 	} else if err != nil {

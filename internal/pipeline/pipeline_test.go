@@ -20,6 +20,7 @@ import (
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/testenv/cubetest"
+	"tdsc/internal/tile/tiletest"
 )
 
 // smoother is a cheap Gaussian denoiser for tests: every voxel becomes the
@@ -317,7 +318,7 @@ func TestAllMasked(t *testing.T) {
 	all := &sparsenoise.Report{Height: 16, Width: 16, Bands: 3, Sigma: []float64{10, 10, 10},
 		Mask: slices.Repeat([]uint8{sparsenoise.Dead}, len(c.Data)), StripeOffsets: make([][]float64, 3)}
 	j := job(in, dir, nil)
-	if _, _, err := j.repair(context.Background(), c, all, &denoise.Result{}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
+	if _, _, err := j.repair(context.Background(), j.Method, c, all, &denoise.Result{}, &Outcome{}, report.Discard); !errors.Is(err, repair.ErrAllMasked) || !strings.HasPrefix(err.Error(), in+": ") {
 		t.Errorf("every pixel masked: got %v, want repair.ErrAllMasked naming %s", err, in)
 	}
 	if got := names(t, dir); !slices.Equal(got, before) {
@@ -610,4 +611,51 @@ func TestBelowDetectionUnchanged(t *testing.T) {
 // other has NaN.
 func sameData(a, b *msi.Cube) bool {
 	return a.SameSize(b) && slices.EqualFunc(a.Data, b.Data, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) })
+}
+
+// TestStripLinesAsTheMethodSeesThem checks the lines the strips path
+// gives a method to learn from the whole cube (stripNoise.lines) on the
+// sparse-noise path: the detector finds in them neither the stripes nor
+// the impulses of the input, and one σ in every band, the reference the
+// bands were whitened to, although the input's bands have σ 5 to 20.
+func TestStripLinesAsTheMethodSeesThem(t *testing.T) {
+	clean := scene(96, 48, 6)
+	sigmas := []float64{5, 10, 20, 10, 10, 15}
+	noisy := clean.Clone()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for b, s := range sigmas {
+		band := noisy.Band(b)
+		for i := range band {
+			band[i] += s * rng.NormFloat64()
+		}
+	}
+	noisy = withImpulses(noisy, 0.03)
+	for y := range noisy.Height {
+		for _, x := range []int{7, 20, 33} {
+			noisy.Set(y, x, 3, noisy.At(y, x, 3)+40)
+		}
+	}
+	j := job("in.hdr", t.TempDir(), nil)
+	lines := tiletest.Lines{Cube: noisy}
+	out := &Outcome{}
+	plan, err := j.stripNoise(context.Background(), lines, msi.Storage{}, out, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.path != PathRepair {
+		t.Fatalf("path %q, want %q", plan.path, PathRepair)
+	}
+	seen, err := plan.lines(lines).ReadLines(16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := sparsenoise.Detect(seen)
+	if len(found.StripedBands()) != 0 || len(found.ImpulseBands()) != 0 || len(found.DeadBands()) != 0 {
+		t.Errorf("in the lines as the method sees them:\n%s", found.Summary())
+	}
+	for b, s := range found.Sigma {
+		if math.Abs(s-out.Sigma) > 0.15*out.Sigma {
+			t.Errorf("band %d: σ %.2f, want the reference %.2f", b, s, out.Sigma)
+		}
+	}
 }

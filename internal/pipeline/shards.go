@@ -88,7 +88,7 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 			return err
 		}
 	}
-	ready, ok, err := parts.Ready()
+	_, ok, err := parts.Ready()
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,8 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 	// Another shard may have found every part, claimed, written the
 	// output and removed the parts and its claim since Ready: the parts
 	// are read again under this claim.
-	if ready, ok, err = parts.Ready(); err != nil {
+	ready, ok, err := parts.Ready()
+	if err != nil {
 		return err
 	}
 	if !ok {

@@ -31,6 +31,11 @@
 // stages cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
 // scene) keep the chain on the bands. See eigen.go.
 //
+// A cube denoised in strips (package tile) learns once, from the whole
+// cube, what every strip shares: the pilot's dictionary and the rank
+// (PrepareStrips, StreamedRank); the rest is each strip's, with a halo of
+// lines around it (StripGeometry).
+//
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
 
@@ -191,6 +196,12 @@ type Denoiser struct {
 	// Report, if not nil, receives the stages' progress and log lines.
 	Report report.Reporter
 
+	// signalDirections, when counted, is the number of spectral
+	// directions holding signal that ChooseRank's count gives way to
+	// (WithSignalDirections).
+	signalDirections int
+	counted          bool
+
 	// afterStage, if not nil, is given every stage's estimate and time
 	// (the stage table of docs/results.md, BenchmarkStages).
 	afterStage func(name string, x *msi.Cube, took time.Duration)
@@ -292,12 +303,16 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		}
 	}
 	rank := o.Rank
-	if rank == 0 {
+	switch {
+	case rank == 0 && d.counted:
+		rank = min(noisy.Bands, max(d.signalDirections, RankFor(sigma)))
+		log.Logf("spectral subspace: rank %d (%d directions of signal, as counted by the caller)", rank, d.signalDirections)
+	case rank == 0:
 		if rank, err = chooseRank(noisy, x, sigma, excess); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d", rank)
-	} else {
+	default:
 		log.Logf("spectral subspace: rank %d (given)", rank)
 	}
 	lr := lowRankShape
@@ -349,5 +364,15 @@ func (d *Denoiser) Draft() denoise.Method {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot}
+	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, signalDirections: d.signalDirections, counted: d.counted}
+}
+
+// WithSignalDirections returns d choosing the rank of its low-rank rounds
+// from k directions of signal, as ChooseRank from its own count: the
+// larger of k and RankFor(σ), at most the bands; a rank given in Options
+// is kept (denoise.SignalCounter).
+func (d *Denoiser) WithSignalDirections(k int) denoise.Method {
+	c := *d
+	c.signalDirections, c.counted = max(k, 0), true
+	return &c
 }

@@ -3,6 +3,7 @@ package nonlocal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"tdsc/internal/denoise"
 	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
@@ -431,6 +433,50 @@ func TestWienerSubspace(t *testing.T) {
 	for _, tc := range [][2]int{{31, 16}, {224, 112}, {10, 10}, {16, 16}, {40, 20}, {33, 17}} {
 		if got := WienerSubspace(tc[0]); got != tc[1] {
 			t.Errorf("WienerSubspace(%d) = %d, want %d", tc[0], got, tc[1])
+		}
+	}
+}
+
+// TestWithSignalDirections: a count of signal directions given by the
+// caller sets the rank as ChooseRank's own count would, the larger of it
+// and RankFor(σ), at most the bands, and the run is the one with that rank
+// given, bit for bit; a given rank is kept, and the draft keeps the count.
+func TestWithSignalDirections(t *testing.T) {
+	const sigma = 20 // RankFor: 6
+	noisy := noise.Add(nil, smoothCube(24, 24, 12), sigma, 1)
+	run := func(m denoise.Method) (*msi.Cube, string) {
+		out, res, err := m.Denoise(context.Background(), noisy, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Settings {
+			if p.Name == "rank" {
+				return out, p.Value
+			}
+		}
+		t.Fatal("no rank in the result's settings")
+		return nil, ""
+	}
+	base := Options{Rounds: 1, Pilot: pilotForTests()}
+	for _, tc := range []struct{ given, counted, want int }{
+		{0, 8, 8}, {0, 2, RankFor(sigma)}, {0, 0, RankFor(sigma)}, {0, 40, 12}, {5, 8, 5},
+	} {
+		o := base
+		o.Rank = tc.given
+		m := (&Denoiser{Options: o}).WithSignalDirections(tc.counted)
+		got, rank := run(m)
+		o.Rank = tc.want
+		want, _ := run(&Denoiser{Options: o})
+		if rank != fmt.Sprint(tc.want) || !slices.Equal(got.Data, want.Data) {
+			t.Errorf("rank %d given, %d directions counted: rank %s, want %d (same output: %v)",
+				tc.given, tc.counted, rank, tc.want, slices.Equal(got.Data, want.Data))
+		}
+		draft, ok := m.(denoise.Drafter)
+		if !ok {
+			t.Fatalf("%T is not a Drafter", m)
+		}
+		if _, rank := run(draft.Draft()); rank != fmt.Sprint(tc.want) {
+			t.Errorf("rank %d given, %d directions counted: the draft's rank %s, want %d", tc.given, tc.counted, rank, tc.want)
 		}
 	}
 }

@@ -22,6 +22,12 @@
 // Missing voxels (NaN: no data) are marked Missing before anything else
 // and left out of every statistic, as the parts already found are.
 //
+// A cube read in windows of lines (larger than memory, denoised in strips)
+// has its model fitted by Fit: what belongs to the whole cube (σ_b, the
+// stripes, the dead columns) from statistics merged over the windows, so
+// that a weak stripe is judged on the whole column; what is local found
+// in any window by DetectWith, with that model (see model.go).
+//
 // Everything is deterministic and runs band by band in time linear in the
 // number of voxels (up to small fixed-size sorts): about a second for a
 // 512×512×31 cube on one core.
