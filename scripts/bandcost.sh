@@ -34,7 +34,7 @@ for b in "${bands[@]}"; do
 	go run ./scripts/pgcubes --input "$scene" --crop "$crop" --bands "$b" --out "$work/clean.hdr" --force
 	"$tdsc" noise -q --input "$work/clean.hdr" --sigma "$sigma" --seed 1 --out "$work/noisy.hdr" --force
 	# shellcheck disable=SC2086 # DENOISE_FLAGS is a list of flags
-	/usr/bin/time -f '%e %M' -o "$work/time" "$tdsc" denoise -q --input "$work/noisy.hdr" --out "$work/out.hdr" --force $DENOISE_FLAGS
+	/usr/bin/time -f '%e %M' -o "$work/time" "$tdsc" denoise -q --input "$work/noisy.hdr" --out "$work/out.hdr" --force ${DENOISE_FLAGS:-}
 	read -r secs kib <"$work/time"
 	read -r h w nb < <(awk -F'=' '/^ *lines/{l=$2} /^ *samples/{s=$2} /^ *bands/{b=$2} END{print l+0, s+0, b+0}' "$work/noisy.hdr")
 	psnr() { "$tdsc" eval -q --csv --ref "$work/clean.hdr" "$1" | awk -F, 'NR==2{print $3}'; }

@@ -217,6 +217,9 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	strips := tile.Plan(height, lines, geom)
 	out.Strips = len(strips)
 	how := "each strip denoised on its own, so the result is close to, not the same as, the whole cube's"
+	if _, shares := j.Method.(denoise.StripPreparer); shares {
+		how = "what the method learns shared by every strip, learned from the whole cube, so the result is close to, not the same as, the whole cube's"
+	}
 	switch {
 	case exact && plan.path != PathGaussian:
 		// The repair's and the whitening's statistics are a strip's.

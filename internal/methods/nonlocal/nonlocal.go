@@ -31,6 +31,11 @@
 // stages cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
 // scene) keep the chain on the bands. See eigen.go.
 //
+// A cube denoised in strips (package tile) learns once, from the whole
+// cube, what every strip shares: the pilot's dictionary and the rank
+// (PrepareStrips, StreamedRank); the rest is each strip's, with a halo of
+// lines around it (StripGeometry).
+//
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
 
