@@ -47,7 +47,8 @@ func TestMain(m *testing.M) {
 // cmdStoreCube), cropcube (cmdCropCube), detectorstripes
 // (cmdDetectorStripes), sparse (cmdSparse), nodatacube (cmdNoDataCube),
 // maskcube (cmdMaskCube), setmissing (cmdSetMissing), fieldscube
-// (cmdFieldsCube) and truncate (cmdTruncate); three check outputs:
+// (cmdFieldsCube), truncate (cmdTruncate) and repeatbands
+// (cmdRepeatBands); three check outputs:
 // samemissing (cmdSameMissing), agree (cmdAgree) and pngpixel
 // (cmdPNGPixel).
 func TestScripts(t *testing.T) {
@@ -86,6 +87,7 @@ func TestScripts(t *testing.T) {
 			"agree":           cmdAgree,
 			"pngpixel":        cmdPNGPixel,
 			"truncate":        cmdTruncate,
+			"repeatbands":     cmdRepeatBands,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -257,6 +259,24 @@ func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("truncate: %d bytes of a %d-byte file", n, len(data))
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data[:n], 0o644))
+}
+
+// cmdRepeatBands writes a cube of many bands: `repeatbands SRC DST N`
+// writes every band of SRC N times in a row (a cube of N·B bands whose
+// signal spans SRC's spectral subspace, as a finer resampling does).
+func cmdRepeatBands(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: repeatbands SRC DST N")
+	}
+	n := scriptInts(ts, "repeatbands", args[2:], 1)[0]
+	c, err := formats.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	out := msi.NewCube(c.Height, c.Width, n*c.Bands)
+	for b := range out.Bands {
+		copy(out.Band(b), c.Band(b/n))
+	}
+	_, err = formats.Write(ts.MkAbs(args[1]), out, msi.WriteOptions{})
+	ts.Check(err)
 }
 
 // cmdCropCube writes a window of a cube's lines and samples, every band:

@@ -133,12 +133,14 @@ func blockMeans(y *msi.Cube, s int) *msi.Cube {
 // block means about y's mean spectrum, k = EigenImages of that covariance
 // (noise σ/eigenBlock), raised to the given least dimension (the low-rank
 // rank and the pilot's spectral depth, which must fit in k bands). A cube
-// too small in bands for any k is not fitted, and one smaller than a block
-// keeps its bands. A nonzero force overrides the rule: -1 keeps the bands,
+// too small in bands for any k is not fitted, and one of fewer blocks than
+// bands keeps its bands: the covariance of its block means has a rank
+// below the bands, and its directions past that rank are arbitrary. A
+// nonzero force overrides the rule (not the blocks): -1 keeps the bands,
 // k > 0 (at most the bands) works on k eigen-images.
 func eigenBasis(y *msi.Cube, sigma float64, least, force int) (*subspace.Basis, error) {
-	if force < 0 || force == 0 && !useEigenImages(y.Bands, max(eigenImagesMin, least)) ||
-		y.Height < eigenBlock || y.Width < eigenBlock {
+	if force < 0 || (y.Height/eigenBlock)*(y.Width/eigenBlock) < y.Bands ||
+		force == 0 && !useEigenImages(y.Bands, max(eigenImagesMin, least)) {
 		return nil, nil
 	}
 	blocks := blockMeans(y, eigenBlock)

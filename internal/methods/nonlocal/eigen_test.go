@@ -106,7 +106,7 @@ func TestEigenBasis(t *testing.T) {
 	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 2)
 	basis, err := eigenBasis(noisy, sigma, 0, 0)
 	if err != nil || basis == nil {
-		t.Fatalf("basis %v, error %v: want eigen-images", basis, err)
+		t.Fatalf("eigen-images %v, error %v: want eigen-images", basis != nil, err)
 	}
 	n := h * w
 	bh, bw := h/eigenBlock, w/eigenBlock
@@ -146,7 +146,7 @@ func TestEigenBasis(t *testing.T) {
 	slices.Reverse(values)
 	wantK := EigenImages(values, bh*bw, sigma/eigenBlock)
 	if basis.K != wantK {
-		t.Fatalf("basis %v, want %d eigen-images", basis, wantK)
+		t.Fatalf("%d eigen-images, want %d", basis.K, wantK)
 	}
 	if wantK*eigenBandRatio > bands || wantK < eigenImagesMin {
 		t.Fatalf("test cube gives k = %d: choose another", wantK)
@@ -174,11 +174,15 @@ func TestEigenBasis(t *testing.T) {
 	// Fewer bands than eigenBandRatio·eigenImagesMin: the bands.
 	few, err := eigenBasis(noise.Add(nil, manyBandCube(rng, h, w, 63, 3), sigma, 2), sigma, 0, 0)
 	if few != nil || err != nil {
-		t.Errorf("63 bands: basis %v, error %v; want the bands", few, err)
+		t.Errorf("63 bands: eigen-images %v, error %v; want the bands", few != nil, err)
+	}
+	// Fewer 4×4 blocks than bands (7×7 of 70 bands): the bands.
+	if few, err = eigenBasis(noise.Add(nil, manyBandCube(rng, 28, 31, bands, 3), sigma, 2), sigma, 0, 0); few != nil || err != nil {
+		t.Errorf("49 blocks of 70 bands: eigen-images %v, error %v; want the bands", few != nil, err)
 	}
 	// A least dimension above a quarter of the bands keeps the bands too.
 	if few, err = eigenBasis(noisy, sigma, bands/eigenBandRatio+1, 0); few != nil || err != nil {
-		t.Errorf("least dimension %d of %d bands: basis %v, error %v; want the bands", bands/eigenBandRatio+1, bands, few, err)
+		t.Errorf("least dimension %d of %d bands: eigen-images %v, error %v; want the bands", bands/eigenBandRatio+1, bands, few != nil, err)
 	}
 }
 
@@ -195,7 +199,7 @@ func TestDenoiseEigenImages(t *testing.T) {
 	noisy := noise.Add(nil, clean, sigma, 1)
 	basis, err := eigenBasis(noisy, sigma, 0, 0)
 	if err != nil || basis == nil {
-		t.Fatalf("basis %v, error %v: want eigen-images", basis, err)
+		t.Fatalf("eigen-images %v, error %v: want eigen-images", basis != nil, err)
 	}
 	var outs []*msi.Cube
 	for _, threads := range []int{1, 2} {

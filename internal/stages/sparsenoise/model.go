@@ -21,7 +21,7 @@ import (
 // impulses, dead lines, missing voxels — and is found in any window that
 // holds it, with the model's σ to judge outliers by.
 //
-// Fit reads the cube once or twice, a window of lines at a time, and keeps
+// Fit reads the cube twice, a window of lines at a time, and keeps
 // only statistics that merge across windows (windowStats):
 //
 //   - σ_b: the absolute Haar details (and the vertical differences the
@@ -30,7 +30,7 @@ import (
 //     of logHistogramBins bins an octave (1.1 % wide). The merged median
 //     is read off by interpolating within its bin: its relative error,
 //     about 0.16/√n for n details, is a seventh of the sample median's own
-//     standard error (1.2/√n), and a few 10⁻⁴ on a 128×128 band.
+//     standard error (1.2/√n), and about 10⁻³ on a 128×128 band.
 //   - stripes: every window's median residual of every column (as
 //     detectStripes computes it) and the number of residuals it is the
 //     median of. The column's offset is the mean of the windows' medians

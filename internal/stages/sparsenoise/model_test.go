@@ -240,3 +240,35 @@ func symmetricDifference(a, b []int) int {
 	}
 	return n
 }
+
+// recordingLines records the windows read.
+type recordingLines struct {
+	tiletest.Lines
+	reads *[][2]int
+}
+
+func (r recordingLines) ReadLines(y0, n int) (*msi.Cube, error) {
+	*r.reads = append(*r.reads, [2]int{y0, n})
+	return r.Lines.ReadLines(y0, n)
+}
+
+// Fit reads every line once a pass, in windows of the lines asked for but
+// the last, which takes up a remainder of one line (it has no vertical
+// detail), and says the lines read after every window.
+func TestFitWindows(t *testing.T) {
+	c := noise.Add(nil, msi.NewCube(33, 12, 2), 5, 1)
+	var reads [][2]int
+	var said [][2]int
+	_, err := Fit(context.Background(), recordingLines{tiletest.Lines{Cube: c}, &reads}, 16, func(lines, pass int) {
+		said = append(said, [2]int{lines, pass})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][2]int{{0, 16}, {16, 17}, {0, 16}, {16, 17}}; !slices.Equal(reads, want) {
+		t.Errorf("windows read %v, want %v", reads, want)
+	}
+	if want := [][2]int{{16, 1}, {33, 1}, {16, 2}, {33, 2}}; !slices.Equal(said, want) {
+		t.Errorf("progress %v, want %v", said, want)
+	}
+}

@@ -3,6 +3,7 @@ package subspace
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -164,6 +165,35 @@ func TestProjectReconstruct(t *testing.T) {
 		if math.Abs(back.Data[i]-v) > 1e-9 {
 			t.Fatalf("round trip with k = B: voxel %d is %v, want %v", i, back.Data[i], v)
 		}
+	}
+}
+
+// TestLeading: the first k directions of a basis are the basis Fit
+// returns for k, exactly, and k out of 1..K panics.
+func TestLeading(t *testing.T) {
+	c := lowRankCube(rand.New(rand.NewPCG(5, 6)), 9, 8, 7, 4)
+	full, err := Fit(c, nil, c.Bands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= c.Bands; k++ {
+		want, err := Fit(c, nil, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := full.Leading(k); !reflect.DeepEqual(got, want) {
+			t.Errorf("Leading(%d) = %+v, want %+v", k, got, want)
+		}
+	}
+	for _, k := range []int{0, c.Bands + 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Leading(%d) of %d directions did not panic", k, c.Bands)
+				}
+			}()
+			full.Leading(k)
+		}()
 	}
 }
 
