@@ -185,7 +185,12 @@ data beside them before denoising and written back exactly as they were.
 ` + wrap(`A cube in a format read in strips (`+strings.Join(formats.WindowLabels(), ", ")+`) whose run would not fit in --max-memory (or any, with --tile) is
 read, denoised and written in strips of lines with a halo; for `+which(denoise.Spec.ExactStrips)+` the
 result is the whole cube's, bit for bit. Strips treat Gaussian noise with one σ only: the
-search for sparse noise, per-band σ, --save-mask and --save-residual need the whole cube.`)
+search for sparse noise, per-band σ, --save-mask and --save-residual need the whole cube.`) + `
+
+` + wrap(`--shard I/N denoises only the I-th of N shares of the strips, into a hidden part
+beside --out; started together on machines that share a file system, the shard that
+finishes last writes --out, the file one run writes, byte for byte. Give every shard
+the same flags (--threads aside).`)
 }
 
 // build returns the method the flags of f name, with the settings they

@@ -26,7 +26,8 @@ func (j *Job) shardLines(lines, height int, g tile.Geometry, log report.Reporter
 	if n <= 1 || len(tile.Plan(height, lines, g)) >= n {
 		return lines
 	}
-	fewer := max(g.Align, (height+n-1)/n/g.Align*g.Align)
+	// No thinner than the halo, as --tile (runStrips).
+	fewer := max(g.Align, g.Halo, (height+n-1)/n/g.Align*g.Align)
 	if fewer < lines {
 		log.Logf("--shard %s: strips of %d lines so that each of the %d shards has some (one run with --tile %d writes the same output)", j.Strips.Shard, fewer, n, fewer)
 		return fewer
@@ -87,7 +88,7 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 			return err
 		}
 	}
-	ready, ok, err := parts.Ready()
+	_, ok, err := parts.Ready()
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,8 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 	// Another shard may have found every part, claimed, written the
 	// output and removed the parts and its claim since Ready: the parts
 	// are read again under this claim.
-	if ready, ok, err = parts.Ready(); err != nil {
+	ready, ok, err := parts.Ready()
+	if err != nil {
 		return err
 	}
 	if !ok {

@@ -9,6 +9,9 @@
 //
 //	go run ./scripts/bigcube --scenes $TDSC_DATA/cave --size 4096 --bands 64 --sigma 30 --out big.hdr
 //
+// --lines N writes only the first N lines of that cube (the same values),
+// for a measurement of strips as wide as it at less cost.
+//
 // The cube is written a block of lines at a time (float32 BSQ, through
 // formats.CreateWindow), so memory is the scenes plus one block.
 package main
@@ -30,21 +33,25 @@ const blockLines = 64
 func main() {
 	scenes := flag.String("scenes", "", "folder of CAVE scene folders (*_ms)")
 	size := flag.Int("size", 1024, "height and width of the cube")
+	lines := flag.Int("lines", 0, "height of the cube, if not --size: the first lines of the --size cube, the same values")
 	bands := flag.Int("bands", 64, "number of bands")
 	sigma := flag.Float64("sigma", 0, "standard deviation of the added noise on the [0, 255] scale")
 	seed := flag.Uint64("seed", 1, "seed of the shifts and the noise")
 	out := flag.String("out", "", "output ENVI .hdr")
 	force := flag.Bool("force", false, "overwrite the output")
 	flag.Parse()
-	if err := run(*scenes, *size, *bands, *sigma, *seed, *out, *force); err != nil {
+	if *lines == 0 {
+		*lines = *size
+	}
+	if err := run(*scenes, *lines, *size, *bands, *sigma, *seed, *out, *force); err != nil {
 		fmt.Fprintln(os.Stderr, "bigcube:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, size, bands int, sigma float64, seed uint64, out string, force bool) error {
-	if dir == "" || out == "" || size < 1 || bands < 2 || sigma < 0 {
-		return fmt.Errorf("want --scenes, --out, --size ≥ 1, --bands ≥ 2 and --sigma ≥ 0")
+func run(dir string, lines, size, bands int, sigma float64, seed uint64, out string, force bool) error {
+	if dir == "" || out == "" || size < 1 || lines < 1 || lines > size || bands < 2 || sigma < 0 {
+		return fmt.Errorf("want --scenes, --out, --size ≥ 1, --lines from 1 to --size, --bands ≥ 2 and --sigma ≥ 0")
 	}
 	paths, err := filepath.Glob(filepath.Join(dir, "*_ms"))
 	if err != nil || len(paths) == 0 {
@@ -91,14 +98,16 @@ func run(dir string, size, bands int, sigma float64, seed uint64, out string, fo
 	}
 	noise := rand.New(rand.NewPCG(seed, 0x6269_6763_7562_6532))
 
-	w, err := formats.CreateWindow(out, size, size, bands, msi.Metadata{Wavelengths: wavelengths,
+	w, err := formats.CreateWindow(out, lines, size, bands, msi.Metadata{Wavelengths: wavelengths,
 		Processing: fmt.Sprintf("synthetic %d×%d×%d mosaic of %d CAVE scenes, shifted, %d bands interpolated, noise σ = %g seed %d",
-			size, size, bands, len(cubes), bands, sigma, seed)}, msi.WriteOptions{Force: force})
+			lines, size, bands, len(cubes), bands, sigma, seed)}, msi.WriteOptions{Force: force})
 	if err != nil {
 		return err
 	}
-	for y0 := 0; y0 < size; y0 += blockLines {
-		n := min(blockLines, size-y0)
+	// The placements and the noise are drawn in the order of the lines, so
+	// that a cube of fewer lines is the first lines of the square one.
+	for y0 := 0; y0 < lines; y0 += blockLines {
+		n := min(blockLines, lines-y0)
 		block := msi.NewCube(n, size, bands)
 		for j := range bands {
 			b0, f := below[j], frac[j]
