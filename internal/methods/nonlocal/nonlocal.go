@@ -372,7 +372,7 @@ func (d *Denoiser) Draft() denoise.Method {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, basis: d.basis, signalDirections: d.signalDirections, counted: d.counted}
+	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, basis: d.basis, signalDirections: d.signalDirections, counted: d.counted, eigenImages: d.eigenImages}
 }
 
 // WithSignalDirections returns d choosing the rank of its low-rank rounds
