@@ -35,8 +35,7 @@
 // cube, what every strip shares: on many bands the basis of the
 // eigen-images, then the pilot's dictionary and the rank (PrepareStrips,
 // streamedEigenBasis, StreamedRank); the rest is each strip's, with a halo
-// of lines around it (StripGeometry), the spectra by which its estimate
-// returns to the bands included.
+// of lines around it (StripGeometry).
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -336,10 +335,10 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
 	if bands != nil {
-		// About the noisy cube's own mean: a strip's, not the whole
-		// cube's that the strip was projected about (the same in a whole
-		// run).
-		if x, err = spectraOf(full, subspace.MeanSpectrum(full), x); err != nil {
+		// A strip returns by E's spectra (PrepareStrips says why).
+		if d.pilot != nil {
+			x = bands.Reconstruct(x)
+		} else if x, err = spectraOf(full, bands.Mean, x); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)

@@ -52,10 +52,18 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (StreamedRank over the strips' lines, its threshold raised on
 // eigen-images by the excess of their noise, as ChooseRank's is in the
 // whole run). The Denoiser it returns projects every strip on the basis,
-// denoises it with the pilot and the rank, and returns to the bands with
-// spectra fitted on the strip (spectraOf: they depend on the strip's
-// estimate); it reports its stages but no log lines (the caller reports
-// the strips, the stages as their progress); its Draft keeps all of it.
+// denoises it with the pilot and the rank, and returns to the bands as
+// μ + ẐEᵀ, the whole cube's spectra, where the whole run fits each
+// image's spectrum to the noisy bands (spectraOf). That regression needs
+// the estimate, so in strips it would be a strip's, and on a strip's
+// fewer pixels its noise (σ²·r/N per voxel) outweighs what it corrects:
+// on the 256×256 balloons crop at 224 bands in strips of 64 lines it ended
+// 0.5 dB below ẐEᵀ, and spectra fitted once per cube from the pixels'
+// second moment (the regression on the clean eigen-images that it
+// implies) 2.9 dB below, their correction dominated by noise
+// (docs/results.md). The Denoiser reports its stages but no log lines
+// (the caller reports the strips, the stages as their progress); its
+// Draft keeps all of it.
 // The strips' results are close to, not the same as, the whole cube's:
 // the Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip. The Result is empty: the
