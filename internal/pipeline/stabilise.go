@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -122,10 +123,11 @@ func withoutSparse(noisy *msi.Cube, det *sparsenoise.Report) *msi.Cube {
 // in input, the cube before its transform, under the noise-level functions
 // of s (subspace.SignalDirections, with the impulses and dead pixels of
 // det left out), when m reads such a count from the data
-// (denoise.SignalCounter); m itself otherwise. On the stabilised cube the
-// method would count more: the transform, nonlinear in every band, spreads
-// the few spectral components of a scene of dark background and bright
-// objects over many directions (superballs' 160×160 crop at a = 2, b = 16:
+// (denoise.SignalCounter); m itself otherwise, and when too few pixels are
+// whole to count them (subspace.ErrFewPixels: impulses in many bands). On
+// the stabilised cube the method would count more: the transform,
+// nonlinear in every band, spreads the few spectral components of a scene
+// of dark background and bright objects over many directions (superballs' 160×160 crop at a = 2, b = 16:
 // rank 27 on the stabilised cube against 10 on its i.i.d. twin, whose
 // extra directions keep noise and take twice the time).
 func (s *stabiliser) countSignal(m denoise.Method, input *msi.Cube, det *sparsenoise.Report, log report.Reporter) (denoise.Method, error) {
@@ -134,7 +136,10 @@ func (s *stabiliser) countSignal(m denoise.Method, input *msi.Cube, det *sparsen
 		return m, nil
 	}
 	k, err := subspace.SignalDirections(withoutSparse(input, det), s.A, s.B, SignalZ)
-	if err != nil {
+	if errors.Is(err, subspace.ErrFewPixels) {
+		log.Logf("too few pixels without impulses, dead or missing voxels to count the directions of signal in the input: the method counts them on the stabilised cube")
+		return m, nil
+	} else if err != nil {
 		return nil, err
 	}
 	log.Logf("spectral directions holding signal in the input under its noise-level functions: %d", k)

@@ -1,6 +1,7 @@
 package nonlocal
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -8,7 +9,9 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
+	"tdsc/internal/report"
 	"tdsc/internal/stages/subspace"
+	"tdsc/internal/tile"
 )
 
 // The band handling of the chain: on a cube of many bands the pilot, the
@@ -139,8 +142,7 @@ func blockMeans(y *msi.Cube, s int) *msi.Cube {
 // nonzero force overrides the rule (not the blocks): -1 keeps the bands,
 // k > 0 (at most the bands) works on k eigen-images.
 func eigenBasis(y *msi.Cube, sigma float64, least, force int) (*subspace.Basis, error) {
-	if force < 0 || (y.Height/eigenBlock)*(y.Width/eigenBlock) < y.Bands ||
-		force == 0 && !useEigenImages(y.Bands, max(eigenImagesMin, least)) {
+	if !mayUseEigenImages(y.Height, y.Width, y.Bands, least, force) {
 		return nil, nil
 	}
 	blocks := blockMeans(y, eigenBlock)
@@ -148,14 +150,101 @@ func eigenBasis(y *msi.Cube, sigma float64, least, force int) (*subspace.Basis, 
 	if err != nil {
 		return nil, err
 	}
+	return leadingEigenImages(full, blocks.Height*blocks.Width, sigma, least, force), nil
+}
+
+// mayUseEigenImages reports whether a cube of height×width×bands may be
+// put on eigen-images (eigenBasis) before its block means are fitted.
+func mayUseEigenImages(height, width, bands, least, force int) bool {
+	return force >= 0 && (height/eigenBlock)*(width/eigenBlock) >= bands &&
+		(force != 0 || useEigenImages(bands, max(eigenImagesMin, least)))
+}
+
+// leadingEigenImages returns eigenBasis's basis from the basis of all the
+// directions of the block means (blocks of them), nil for the bands.
+func leadingEigenImages(full *subspace.Basis, blocks int, sigma float64, least, force int) *subspace.Basis {
 	if force > 0 {
-		return full.Leading(force), nil
+		return full.Leading(force)
 	}
-	k := max(least, EigenImages(full.Eigenvalues, blocks.Height*blocks.Width, sigma/eigenBlock))
-	if !useEigenImages(y.Bands, k) {
+	k := max(least, EigenImages(full.Eigenvalues, blocks, sigma/eigenBlock))
+	if !useEigenImages(full.Bands, k) {
+		return nil
+	}
+	return full.Leading(k)
+}
+
+// streamedEigenBasis returns what eigenBasis returns for the noisy cube of
+// r, from statistics of windows of at most the given number of lines (a
+// multiple of eigenBlock, so that every window holds whole rows of the
+// whole cube's blocks): the sums of the pixels for the mean spectrum μ and
+// the moments of the block means (subspace.Moments), their covariance
+// taken about μ at the end. Each line is read once. The basis agrees with
+// eigenBasis's to rounding (the sums are the same, in another order). It
+// reports the lines read on log and stops with ctx.Err() between windows
+// when ctx is cancelled.
+func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, error) {
+	h, w, b := r.Size()
+	if !mayUseEigenImages(h, w, b, least, force) {
 		return nil, nil
 	}
-	return full.Leading(k), nil
+	if lines < eigenBlock || lines%eigenBlock != 0 {
+		panic(fmt.Sprintf("nonlocal: windows of %d lines are not a multiple of the %d of a block", lines, eigenBlock))
+	}
+	log.Start("eigen-image statistics", "lines", int64(h))
+	defer log.Finish()
+	sum := make([]float64, b)
+	var blocks *subspace.Moments
+	for y0 := 0; y0 < h; y0 += lines {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c, err := r.ReadLines(y0, min(lines, h-y0))
+		if err != nil {
+			return nil, err
+		}
+		for band := range b {
+			for _, v := range c.Band(band) {
+				sum[band] += v
+			}
+		}
+		if c.Height >= eigenBlock { // else the cube's last lines, no whole block
+			means := blockMeans(c, eigenBlock)
+			if blocks == nil {
+				blocks = subspace.NewMoments(subspace.MeanSpectrum(means))
+			}
+			blocks.Add(means)
+		}
+		log.Update(int64(y0+c.Height), "")
+	}
+	mean := make([]float64, b)
+	for band, s := range sum {
+		mean[band] = s / float64(h*w)
+	}
+	full, err := subspace.FitMoment(blocks.SecondMoment(mean), mean, b)
+	if err != nil {
+		return nil, err
+	}
+	return leadingEigenImages(full, blocks.N, sigma, least, force), nil
+}
+
+// eigenLines reads the eigen-images of the lines of a cube: the lines of
+// r projected on basis.
+type eigenLines struct {
+	r     tile.Reader
+	basis *subspace.Basis
+}
+
+func (e eigenLines) Size() (height, width, bands int) {
+	h, w, _ := e.r.Size()
+	return h, w, e.basis.K
+}
+
+func (e eigenLines) ReadLines(y0, n int) (*msi.Cube, error) {
+	c, err := e.r.ReadLines(y0, n)
+	if err != nil {
+		return nil, err
+	}
+	return e.basis.Project(c), nil
 }
 
 // spectraOf returns the cube on the bands of y whose pixels are μ + QW:

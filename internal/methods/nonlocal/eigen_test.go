@@ -341,8 +341,8 @@ func TestSpectraOf(t *testing.T) {
 }
 
 // TestStripDenoiserKeepsBands: a Denoiser prepared for strips (its pilot
-// given) keeps the bands of a cube that the rule would put on
-// eigen-images: its pilot's dictionary was learned on band patches.
+// given) without a basis keeps the bands of a cube that the rule would put
+// on eigen-images: its pilot's dictionary was learned on band patches.
 func TestStripDenoiserKeepsBands(t *testing.T) {
 	const sigma = 20.0
 	noisy := noise.Add(nil, manyBandCube(rand.New(rand.NewPCG(7, 3)), 40, 36, 70, 3), sigma, 1)

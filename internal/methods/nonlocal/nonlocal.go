@@ -32,9 +32,11 @@
 // scene) keep the chain on the bands. See eigen.go.
 //
 // A cube denoised in strips (package tile) learns once, from the whole
-// cube, what every strip shares: the pilot's dictionary and the rank
-// (PrepareStrips, StreamedRank); the rest is each strip's, with a halo of
-// lines around it (StripGeometry).
+// cube, what every strip shares: on many bands the basis of the
+// eigen-images, then the pilot's dictionary and the rank (PrepareStrips,
+// streamedEigenBasis, StreamedRank); the rest is each strip's, with a halo
+// of lines around it (StripGeometry), the spectra by which its estimate
+// returns to the bands included.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -213,6 +215,9 @@ type Denoiser struct {
 	// from the whole cube (PrepareStrips); nil learns it from the cube
 	// denoised.
 	pilot denoise.Method
+	// basis, with pilot, is the basis of the eigen-images fitted on the
+	// whole cube that every strip is projected on (nil: the bands).
+	basis *subspace.Basis
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -233,15 +238,15 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	}
 	// On many bands the chain runs on the eigen-images (eigen.go): noisy
 	// is then their cube, and the bands come back at the end. A strip's
-	// Denoiser (PrepareStrips) keeps the bands: its pilot's dictionary and
-	// rank were learned on them.
-	force := d.eigenImages
-	if d.pilot != nil {
-		force = -1
-	}
-	bands, err := eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), force)
-	if err != nil {
-		return nil, denoise.Result{}, err
+	// Denoiser (PrepareStrips) projects on the basis fitted on the whole
+	// cube, on which its pilot's dictionary and rank were learned (nil:
+	// they were learned on the bands).
+	bands := d.basis
+	if d.pilot == nil {
+		var err error
+		if bands, err = eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages); err != nil {
+			return nil, denoise.Result{}, err
+		}
 	}
 	full, wavelengths, excess := noisy, noisy.Wavelengths, 0.0
 	if bands != nil {
@@ -331,7 +336,10 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
 	if bands != nil {
-		if x, err = spectraOf(full, bands.Mean, x); err != nil {
+		// About the noisy cube's own mean: a strip's, not the whole
+		// cube's that the strip was projected about (the same in a whole
+		// run).
+		if x, err = spectraOf(full, subspace.MeanSpectrum(full), x); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)
@@ -364,7 +372,7 @@ func (d *Denoiser) Draft() denoise.Method {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, signalDirections: d.signalDirections, counted: d.counted}
+	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, basis: d.basis, signalDirections: d.signalDirections, counted: d.counted, eigenImages: d.eigenImages}
 }
 
 // WithSignalDirections returns d choosing the rank of its low-rank rounds

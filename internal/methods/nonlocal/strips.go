@@ -40,32 +40,51 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 }
 
 // PrepareStrips readies the denoising of the cube of r strip by strip
-// (StripGeometry) with what nonlocal learns from the whole cube: the
-// pilot's dictionary, learned from the sample that the whole cube's run
-// learns it from (twodsc's PrepareTiles: the same dictionary bit for bit),
+// (StripGeometry) with what nonlocal learns from the whole cube. On many
+// bands (eigen.go) that is first the basis of the eigen-images, μ, E and
+// k, and the choice of them over the bands, from the block means of the
+// whole cube streamed in windows of lines (streamedEigenBasis); the rest is
+// then learned on the eigen-images of the lines (eigenLines), as the whole
+// cube's chain learns it on its eigen-images. Then the pilot's dictionary,
+// learned from the sample that the whole cube's run learns it from
+// (twodsc's PrepareTiles: on the bands, the same dictionary bit for bit),
 // and the rank of the low-rank stage, unless Options.Rank gives it
-// (StreamedRank over the strips' lines). The Denoiser it returns denoises
-// every strip with both and reports its stages but no log lines (the
-// caller reports the strips, the stages as their progress);
-// its Draft keeps them. The strips' results are close to, not the same
-// as, the whole cube's: the Wiener and low-rank stages group the patches
-// of a strip and its halo, and fit their subspaces on the strip. The
-// Result is empty: the whole cube's run saves no dictionary either.
+// (StreamedRank over the strips' lines, its threshold raised on
+// eigen-images by the excess of their noise, as ChooseRank's is in the
+// whole run). The Denoiser it returns projects every strip on the basis,
+// denoises it with the pilot and the rank, and returns to the bands with
+// spectra fitted on the strip (spectraOf: they depend on the strip's
+// estimate); it reports its stages but no log lines (the caller reports
+// the strips, the stages as their progress); its Draft keeps all of it.
+// The strips' results are close to, not the same as, the whole cube's:
+// the Wiener and low-rank stages group the patches of a strip and its
+// halo, and fit their subspaces on the strip. The Result is empty: the
+// whole cube's run saves no dictionary either.
 func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (denoise.Method, denoise.Result, error) {
 	o := d.Options.Resolve(sigma)
 	h, w, b := r.Size()
 	if err := o.Validate(h, w, b); err != nil {
 		return nil, denoise.Result{}, err
 	}
+	log := report.OrDiscard(d.Report)
+	basis, err := streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log)
+	if err != nil {
+		return nil, denoise.Result{}, err
+	}
+	excess := 0.0
+	if basis != nil {
+		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
+		excess = eigenImageExcess(b, h*w/(eigenBlock*eigenBlock), sigma/eigenBlock)
+		r = eigenLines{r: r, basis: basis}
+	}
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}
 	stripPilot, _, err := pilot.PrepareTiles(ctx, r, strips, sigma)
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot}
+	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis}
 	if prepared.Options.Rank == 0 {
-		log := report.OrDiscard(d.Report)
-		if prepared.Options.Rank, err = StreamedRank(ctx, r, strips, sigma, log); err != nil {
+		if prepared.Options.Rank, err = streamedRank(ctx, r, strips, sigma, excess, log); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d, chosen from the whole cube", prepared.Options.Rank)
@@ -74,8 +93,14 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 }
 
 // streamValues bounds the values of a window of lines that StreamedRank
-// reads at once (64 MiB as float64).
+// and streamedEigenBasis read at once (64 MiB as float64).
 const streamValues = 1 << 23
+
+// streamLines returns the lines of a window of at most streamValues
+// values of lines of width×bands, a multiple of align (at least align).
+func streamLines(width, bands, align int) int {
+	return align * max(1, streamValues/(width*bands*align))
+}
 
 // directionBox is the radius of the box mean, in lines and in columns of
 // a half, that StreamedRank takes the directions of a half from: a 5×5
@@ -108,6 +133,13 @@ const directionBox = 2
 // and 30 ChooseRank's 13 and 7, docs/results.md). It stops with ctx.Err()
 // between windows when ctx is cancelled.
 func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64, log report.Reporter) (int, error) {
+	return streamedRank(ctx, r, strips, sigma, 0, log)
+}
+
+// streamedRank is StreamedRank with the power along every direction
+// lowered by excess, the power beyond σ² that noise may have along a
+// direction of the cube (eigenImageExcess).
+func streamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma, excess float64, log report.Reporter) (int, error) {
 	h, w, b := r.Size()
 	if w < 2 {
 		return min(b, RankFor(sigma)), nil // no columns to cross-validate over
@@ -116,7 +148,7 @@ func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma
 	log.Start("spectral statistics", "lines", int64(h))
 	defer log.Finish()
 	for _, s := range strips {
-		lines := min(s.Core.Len(), max(1, streamValues/(w*b)))
+		lines := min(s.Core.Len(), streamLines(w, b, 1))
 		for y0 := s.Core.Start; y0 < s.Core.End; y0 += lines {
 			if err := ctx.Err(); err != nil {
 				return 0, err
@@ -141,12 +173,12 @@ func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma
 			log.Update(int64(y1), "")
 		}
 	}
-	return crossValidatedRank(noisy, smooth, sigma)
+	return crossValidatedRank(noisy, smooth, sigma, excess)
 }
 
-// crossValidatedRank returns the rank of StreamedRank from the moments of
+// crossValidatedRank returns the rank of streamedRank from the moments of
 // the two halves of a cube's pixels, noisy and box-averaged.
-func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma float64) (int, error) {
+func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma, excess float64) (int, error) {
 	n := noisy[0].N + noisy[1].N
 	mean := noisy[0].Mean()
 	for i, v := range noisy[1].Mean() {
@@ -166,6 +198,9 @@ func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma float64) (int,
 		for i := range power {
 			power[i] = (power[i] + p[i]) / 2
 		}
+	}
+	for i := range power {
+		power[i] -= excess
 	}
 	return rankFromPower(power, sigma, n), nil
 }

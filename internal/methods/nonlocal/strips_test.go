@@ -2,8 +2,11 @@ package nonlocal
 
 import (
 	"context"
+	"gonum.org/v1/gonum/mat"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"testing"
 
 	"tdsc/internal/denoise"
@@ -146,5 +149,141 @@ func TestBoxMean(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStreamedEigenBasis: the basis of the eigen-images streamed in
+// windows of lines (any multiple of a block, one that cuts the cube's last
+// partial block row, and all of it at once) is the whole cube's, μ, E
+// (its projector), the eigenvalues and k, on random many-band cubes; and
+// where the whole cube keeps its bands, so do the streamed statistics.
+func TestStreamedEigenBasis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 2))
+	for _, tc := range []struct {
+		h, w, bands, rank, least, force int
+		sigma                           float64
+	}{
+		{66, 63, 70, 3, 0, 0, 10},
+		{41, 57, 96, 5, 0, 0, 20},
+		{41, 57, 96, 5, 0, 20, 20}, // forced k
+		{41, 57, 96, 5, 25, 0, 20}, // a least dimension above a quarter of the bands
+		{66, 63, 63, 3, 0, 0, 10},  // fewer bands than the rule needs
+		{28, 31, 70, 3, 0, 0, 10},  // fewer blocks than bands
+		{66, 63, 70, 3, 0, -1, 10}, // the bands forced
+	} {
+		noisy := noise.Add(nil, manyBandCube(rng, tc.h, tc.w, tc.bands, tc.rank), tc.sigma, 2)
+		want, err := eigenBasis(noisy, tc.sigma, tc.least, tc.force)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lines := range []int{4, 12, tc.h + 4 - tc.h%4} {
+			got, err := streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, lines, tc.sigma, tc.least, tc.force, report.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (want == nil) {
+				t.Fatalf("%+v, windows of %d lines: eigen-images %v, the whole cube's %v", tc, lines, got != nil, want != nil)
+			}
+			if want == nil {
+				continue
+			}
+			if got.K != want.K {
+				t.Fatalf("%+v, windows of %d lines: k = %d, the whole cube's %d", tc, lines, got.K, want.K)
+			}
+			for b := range want.Bands {
+				if math.Abs(got.Mean[b]-want.Mean[b]) > 1e-9 {
+					t.Fatalf("%+v, windows of %d lines: μ[%d] = %v, the whole cube's %v", tc, lines, b, got.Mean[b], want.Mean[b])
+				}
+			}
+			for i, v := range want.Eigenvalues {
+				if math.Abs(got.Eigenvalues[i]-v) > 1e-9*(1+want.Eigenvalues[0]) {
+					t.Fatalf("%+v, windows of %d lines: eigenvalue %d = %v, the whole cube's %v", tc, lines, i, got.Eigenvalues[i], v)
+				}
+			}
+			var pg, pw mat.Dense
+			eg, ew := mat.NewDense(got.Bands, got.K, got.E), mat.NewDense(want.Bands, want.K, want.E)
+			pg.Mul(eg, eg.T())
+			pw.Mul(ew, ew.T())
+			if !mat.EqualApprox(&pg, &pw, 1e-8) {
+				t.Errorf("%+v, windows of %d lines: the projector on E is not the whole cube's", tc, lines)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("windows of 6 lines (not whole blocks) did not panic")
+		}
+	}()
+	noisy := noise.Add(nil, manyBandCube(rng, 66, 63, 70, 3), 10, 2)
+	streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, 6, 10, 0, 0, report.Discard)
+}
+
+// TestPrepareStripsEigenImages: a small many-band cube in strips runs on
+// the eigen-images of the whole cube's basis (streamedEigenBasis), with
+// its pilot's dictionary learned on them and the rank streamed from them,
+// comes out close to the whole cube's result, and bit for bit the same for
+// 1 and 2 threads.
+func TestPrepareStripsEigenImages(t *testing.T) {
+	const h, w, bands, sigma = 48, 36, 70, 20.0
+	clean := manyBandCube(rand.New(rand.NewPCG(7, 3)), h, w, bands, 3)
+	noisy := noise.Add(nil, clean, sigma, 1)
+	whole, err := eigenBasis(noisy, sigma, 0, 0)
+	if err != nil || whole == nil {
+		t.Fatalf("eigen-images %v, error %v: want eigen-images", whole != nil, err)
+	}
+	var outs []*msi.Cube
+	for _, threads := range []int{1, 2} {
+		d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32, Threads: threads}}
+		strips := tile.Plan(h, 16, d.StripGeometry(sigma))
+		if len(strips) < 3 {
+			t.Fatalf("%d strips, want at least 3", len(strips))
+		}
+		m, _, err := denoise.PrepareStrips(context.Background(), d, tiletest.Lines{Cube: noisy}, strips, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prepared := m.(*Denoiser)
+		if prepared.basis == nil || prepared.basis.K != whole.K {
+			t.Fatalf("prepared basis %v, want the whole cube's %d eigen-images", prepared.basis, whole.K)
+		}
+		z := eigenLines{r: tiletest.Lines{Cube: noisy}, basis: prepared.basis}
+		rank, err := streamedRank(context.Background(), z, strips, sigma, eigenImageExcess(bands, h*w/(eigenBlock*eigenBlock), sigma/eigenBlock), report.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prepared.Options.Rank != rank {
+			t.Errorf("prepared rank %d, streamed from the eigen-images %d", prepared.Options.Rank, rank)
+		}
+		if draft := prepared.Draft().(*Denoiser); draft.basis != prepared.basis {
+			t.Error("the draft does not keep the basis")
+		}
+		got := msi.NewCube(h, w, bands)
+		err = tile.Run(context.Background(), tiletest.Lines{Cube: noisy}, tiletest.Lines{Cube: got}, strips,
+			func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+				out, res, err := prepared.Denoise(ctx, c, sigma)
+				if err == nil && !slices.Contains(res.Settings, denoise.Param{Name: "eigen-images", Value: strconv.Itoa(whole.K)}) {
+					t.Errorf("strip settings %v: want eigen-images=%d", res.Settings, whole.K)
+				}
+				return out, err
+			}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, got)
+		if threads > 1 {
+			continue
+		}
+		wholeOut, _, err := d.Denoise(context.Background(), noisy, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, ps := cubetest.PSNR(t, clean, wholeOut), cubetest.PSNR(t, clean, got)
+		t.Logf("strips %.2f dB, whole cube %.2f dB", ps, pw)
+		if noisyPSNR := cubetest.PSNR(t, clean, noisy); ps < pw-0.5 || ps-noisyPSNR < 10 {
+			t.Errorf("strips %.2f dB, whole cube %.2f dB, noisy %.2f dB", ps, pw, noisyPSNR)
+		}
+	}
+	if !slices.Equal(outs[0].Data, outs[1].Data) {
+		t.Error("1 and 2 threads give different strips")
 	}
 }

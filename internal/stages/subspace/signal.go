@@ -1,6 +1,7 @@
 package subspace
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -33,7 +34,9 @@ import (
 // at a = 4, b = 1.) Pixels with a non-finite value in any band (missing
 // voxels, voxels left out as NaN) take no part.
 //
-// It returns 0 when either colour has fewer than Bands pixels left. It
+// It returns ErrFewPixels when either colour has fewer than
+// MinPixelsPerBand·Bands pixels left: impulses on a few bands each, left
+// out as NaN, can leave almost no pixel whole (QRNN3D's impulse cases). It
 // panics if a or b has not one element per band.
 func SignalDirections(c *msi.Cube, a, b []float64, z float64) (int, error) {
 	B := c.Bands
@@ -54,8 +57,8 @@ func SignalDirections(c *msi.Cube, a, b []float64, z float64) (int, error) {
 			}
 		}
 	}
-	if len(fit) < B || len(measure) < B {
-		return 0, nil
+	if least := MinPixelsPerBand * B; len(fit) < least || len(measure) < least {
+		return 0, fmt.Errorf("%w: %d and %d pixels of the two colours, %d needed", ErrFewPixels, len(fit), len(measure), least)
 	}
 	mean := make([]float64, B)
 	noise := make([]float64, B)
@@ -112,6 +115,15 @@ func SignalDirections(c *msi.Cube, a, b []float64, z float64) (int, error) {
 	}
 	return B, nil
 }
+
+// MinPixelsPerBand is the number of whole pixels per band that each
+// colour of SignalDirections' checkerboard needs: enough for the second
+// moment's directions and for the standard error of their powers.
+const MinPixelsPerBand = 10
+
+// ErrFewPixels is the error of SignalDirections on a cube with too few
+// pixels whole in every band.
+var ErrFewPixels = errors.New("subspace: too few pixels without a missing voxel to count the directions of signal")
 
 // finitePixel reports whether pixel p of c is finite in every band.
 func finitePixel(c *msi.Cube, p int) bool {

@@ -1,6 +1,7 @@
 package subspace
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -64,7 +65,8 @@ func TestSignalDirectionsKnownRank(t *testing.T) {
 
 // TestSignalDirectionsMissing checks that pixels with a missing voxel take
 // no part: a tenth of the pixels NaN in one band or another give the count
-// of the cube without them, and a cube with too few pixels left counts 0.
+// of the cube without them, and a cube with too few pixels left is an
+// error.
 func TestSignalDirectionsMissing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	noisy, a, b := heteroscedastic(rng, 48, 48, 16, 4)
@@ -74,11 +76,11 @@ func TestSignalDirectionsMissing(t *testing.T) {
 	if k, err := SignalDirections(noisy, a, b, 3); err != nil || k != 4 {
 		t.Errorf("with missing voxels: %d directions (%v), want 4", k, err)
 	}
-	for p := 30; p < noisy.Height*noisy.Width; p++ {
+	for p := 2 * MinPixelsPerBand * noisy.Bands; p < noisy.Height*noisy.Width; p++ {
 		noisy.Band(0)[p] = math.Inf(1)
 	}
-	if k, err := SignalDirections(noisy, a, b, 3); err != nil || k != 0 {
-		t.Errorf("with 30 pixels left: %d directions (%v), want 0", k, err)
+	if k, err := SignalDirections(noisy, a, b, 3); !errors.Is(err, ErrFewPixels) {
+		t.Errorf("with at most %d pixels whole: %d directions (%v), want ErrFewPixels", 2*MinPixelsPerBand*noisy.Bands, k, err)
 	}
 }
 
