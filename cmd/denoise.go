@@ -184,8 +184,11 @@ data beside them before denoising and written back exactly as they were.
 
 ` + wrap(`A cube in a format read in strips (`+strings.Join(formats.WindowLabels(), ", ")+`) whose run would not fit in --max-memory (or any, with --tile) is
 read, denoised and written in strips of lines with a halo; for `+which(denoise.Spec.ExactStrips)+` the
-result is the whole cube's, bit for bit. Strips treat Gaussian noise with one σ only: the
-search for sparse noise, per-band σ, --save-mask and --save-residual need the whole cube.`) + `
+result is the whole cube's, bit for bit on Gaussian noise; the default learns its pilot's
+dictionary and its rank once from the whole cube, and each strip comes close to the
+whole run. The sparse noise and the bands' σ are found as on the whole cube, from one
+noise model of the whole cube fitted over windows of lines before any strip; a
+signal-dependent noise level is not looked for in strips.`) + `
 
 ` + wrap(`--shard I/N denoises only the I-th of N shares of the strips, into a hidden part
 beside --out; started together on machines that share a file system, the shard that

@@ -373,7 +373,8 @@ func (s Set) Clean() {
 		return
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) {
+		// A part's temporary file is its name behind one more dot.
+		if strings.HasPrefix(e.Name(), prefix) || strings.HasPrefix(e.Name(), "."+prefix) {
 			os.Remove(filepath.Join(filepath.Dir(s.Out), e.Name()))
 		}
 	}

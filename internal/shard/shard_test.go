@@ -123,6 +123,11 @@ func TestPartsRoundTrip(t *testing.T) {
 	if _, _, err := set.Ready(); err == nil {
 		t.Error("a part cut short is ready")
 	}
+	// What a shard killed outright leaves: its part's temporary file.
+	stray := filepath.Join(filepath.Dir(set.Out), "."+filepath.Base(set.PartPath(1))+".tmp-123")
+	if err := os.WriteFile(stray, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	set.Clean()
 	if names, _ := os.ReadDir(filepath.Dir(set.Out)); len(names) != 0 {
 		t.Errorf("Clean left %v", names)
