@@ -184,9 +184,9 @@ func sparseENVI(t *testing.T, dir, name string, height, width, bands int) {
 // 12 s or more on these cubes. (A wall-clock bound tight enough to be the
 // target would fail on a busy machine.) The long parts are
 // reading whole cubes (eval, noise), simulating noise and writing it
-// (noise, later), and gathering the training sample from the strips of a
-// cube larger than memory (denoise --tile, signalled once it reports that
-// stage).
+// (noise, later), and, on a cube larger than memory (denoise --tile,
+// signalled once it reports that stage), fitting the noise model of the
+// whole cube and gathering the training sample from the strips.
 func TestSignalStopsLongRuns(t *testing.T) {
 	const stopBound = 8 * time.Second
 	if testing.Short() {
@@ -211,7 +211,9 @@ func TestSignalStopsLongRuns(t *testing.T) {
 		{"eval --noref", []string{"eval", "--noref", "--noisy", "big.hdr", "big.hdr"}, syscall.SIGTERM, 500 * time.Millisecond, ""},
 		{"noise, reading", []string{"noise", "--input", "big.hdr", "--sigma", "30", "--out", "n.hdr"}, syscall.SIGTERM, 500 * time.Millisecond, ""},
 		{"noise, later", []string{"noise", "--input", "big.hdr", "--sigma", "30", "--out", "n.npy"}, syscall.SIGINT, 4 * time.Second, ""},
-		{"denoise --tile", []string{"denoise", "--method", "2dsc", "--tile", "200", "--input", "huge.hdr", "--sigma", "30", "--out", "d.hdr"},
+		{"denoise --tile, noise model", []string{"denoise", "--method", "2dsc", "--tile", "200", "--input", "huge.hdr", "--sigma", "30", "--out", "d.hdr"},
+			syscall.SIGTERM, 0, "pass 1 of 2"},
+		{"denoise --tile, training", []string{"denoise", "--method", "2dsc", "--tile", "200", "--input", "huge.hdr", "--sigma", "30", "--sparse-noise", "off", "--out", "d.hdr"},
 			syscall.SIGINT, 0, "gathering training patches"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

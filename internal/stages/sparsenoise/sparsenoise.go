@@ -340,6 +340,7 @@ func detectDeadLines(c *msi.Cube, r *Report, columns bool) {
 			return float64(same) / float64(max(total, 1))
 		}
 		var dead []int
+		before, after := nearestLive(stuck[b])
 		for i := range count {
 			if !stuck[b][i] {
 				continue
@@ -352,12 +353,8 @@ func detectDeadLines(c *msi.Cube, r *Report, columns bool) {
 					inScene = false
 				}
 			}
-			for _, step := range []int{-1, 1} {
-				j := i + step
-				for j >= 0 && j < count && stuck[b][j] {
-					j += step
-				}
-				if j >= 0 && j < count && share(j, values[b][i]) >= flatShare {
+			for _, j := range [2]int{before[i], after[i]} {
+				if j >= 0 && share(j, values[b][i]) >= flatShare {
 					inScene = true
 				}
 			}
@@ -376,6 +373,29 @@ func detectDeadLines(c *msi.Cube, r *Report, columns bool) {
 			r.DeadLines[b] = dead
 		}
 	}
+}
+
+// nearestLive returns, for every line i, the nearest line before it and
+// the nearest after it that is not stuck (-1: none), found in one sweep
+// each way: a search outward from every stuck line costs count² on a band
+// stuck throughout (a window of zeros 20 000 columns wide took 8 s).
+func nearestLive(stuck []bool) (before, after []int) {
+	before, after = make([]int, len(stuck)), make([]int, len(stuck))
+	last := -1
+	for i, s := range stuck {
+		before[i] = last
+		if !s {
+			last = i
+		}
+	}
+	last = -1
+	for i := len(stuck) - 1; i >= 0; i-- {
+		after[i] = last
+		if !stuck[i] {
+			last = i
+		}
+	}
+	return before, after
 }
 
 // stuckLines tells which of count lines of length pixels (line i's pixel j

@@ -342,3 +342,34 @@ func TestDetectBelowDetection(t *testing.T) {
 		}
 	}
 }
+
+// TestNearestLive checks nearestLive against a search outward from every
+// line, on random patterns of stuck lines.
+func TestNearestLive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		stuck := make([]bool, rng.IntN(12))
+		for i := range stuck {
+			stuck[i] = rng.IntN(3) > 0
+		}
+		before, after := nearestLive(stuck)
+		for i := range stuck {
+			want := [2]int{-1, -1}
+			for j := i - 1; j >= 0; j-- {
+				if !stuck[j] {
+					want[0] = j
+					break
+				}
+			}
+			for j := i + 1; j < len(stuck); j++ {
+				if !stuck[j] {
+					want[1] = j
+					break
+				}
+			}
+			if got := [2]int{before[i], after[i]}; got != want {
+				t.Fatalf("stuck %v, line %d: nearest live %v, want %v", stuck, i, got, want)
+			}
+		}
+	}
+}
