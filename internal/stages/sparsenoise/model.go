@@ -158,10 +158,11 @@ func measure(c *msi.Cube) *windowStats {
 		if c.Width >= 2*stripeReach+1 {
 			s.addColumns(b, columnResiduals(band, mask, c.Height, c.Width, nil))
 		}
-		for x := range c.Width {
-			for y := range c.Height {
-				if mask[y*c.Width+x]&Missing == 0 {
-					s.livePixels[b][x]++
+		live := s.livePixels[b]
+		for y := range c.Height {
+			for x, m := range mask[y*c.Width : (y+1)*c.Width] {
+				if m&Missing == 0 {
+					live[x]++
 				}
 			}
 		}
