@@ -222,6 +222,12 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		how = "what the method learns shared by every strip, learned from the whole cube, so the result is close to, not the same as, the whole cube's"
 	}
 	switch {
+	case plan.stab != nil && exact:
+		// The transform is the whole cube's, but the σ and the sparse
+		// noise of the stabilised cube are found per window and strip.
+		how = "the method's model learned from the whole cube, every strip stabilised with the whole cube's transform, its σ and sparse noise found per strip, so the result is close to, not the same as, the whole cube's"
+	case plan.stab != nil:
+		how = "every strip stabilised with the whole cube's transform, " + how
 	case exact && plan.path != PathGaussian:
 		// The repair's and the whitening's statistics are a strip's.
 		how = "the method's model learned from the whole cube, the rest of the sparse-noise path per strip, so the result is close to, not the same as, the whole cube's"
