@@ -124,19 +124,8 @@ func TestStreamSubsample(t *testing.T) {
 // bit for bit (without the clipping level, the levels next to it would be
 // fitted and a would move).
 func TestStreamClipped(t *testing.T) {
-	rng := rand.New(rand.NewPCG(32, 3232))
-	const h, w, bands = 128, 256, 4
-	clean := msi.NewCube(h, w, bands)
-	for b := range bands {
-		band := clean.Band(b)
-		for i := range band {
-			band[i] = 200 * float64(i%w) / float64(w-1)
-		}
-	}
-	noisy := poissonGaussian(rng, clean, slices.Repeat([]Function{{A: 3, B: 4}}, bands))
-	for i, v := range noisy.Data {
-		noisy.Data[i] = min(v, 150)
-	}
+	const bands = 4
+	noisy := clippedRamp(rand.New(rand.NewPCG(32, 3232)), 128, 256, bands)
 	s := streamed(noisy, nil, StreamWindows, 32)
 	for b := range bands {
 		if len(s.clips[b]) != 1 || s.clips[b][0] != 150 {
