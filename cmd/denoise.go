@@ -277,7 +277,7 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 }
 
 // outputSettings returns the flags given to denoise that decide its
-// output, one "name=value" a line in the order of their names: every
+// output, one "--name=value" a line in the order of their names: every
 // flag but those that change only how it runs (--shard, --threads,
 // --quiet, --force), the key of a sharded run's parts.
 func outputSettings(f *pflag.FlagSet) string {
@@ -287,7 +287,7 @@ func outputSettings(f *pflag.FlagSet) string {
 		case "shard", "threads", "quiet", "force":
 			return
 		}
-		fmt.Fprintf(&b, "%s=%s\n", fl.Name, fl.Value)
+		fmt.Fprintf(&b, "--%s=%s\n", fl.Name, fl.Value)
 	})
 	return b.String()
 }
