@@ -142,11 +142,13 @@ type Strips struct {
 	// Budget is the memory budget in bytes (0: DefaultBudget).
 	Budget int64
 	// Shard, when its Count is not 0, runs the job's share of the strips
-	// (it implies strips) and writes it as a part beside the output; the
-	// shard that finds every part there writes the output (package
+	// (it implies strips) and writes it as a part beside the output, with
+	// the lines of the mask and the residual when they are asked for; the
+	// shard that finds every part there writes the outputs (package
 	// shard). Key identifies the settings of the run that decide the
-	// output (a command's flags less those that do not): shards of one
-	// output must all be given the same.
+	// outputs (a command's flags less those that do not, one
+	// "--name=value" a line, as a part of another run's are compared with
+	// them in its error): shards of one output must all be given the same.
 	Shard shard.Spec
 	Key   string
 }

@@ -14,6 +14,7 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/report"
+	"tdsc/internal/shard"
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
@@ -122,10 +123,6 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 	}
 	if forced != "" && why != "" {
 		return nil, fmt.Errorf("%s: %s", forced, why)
-	}
-	if j.Strips.Shard.Count > 0 && (j.SaveMask != "" || j.SaveResidual != "") {
-		// A shard's part holds the result's lines alone.
-		return nil, fmt.Errorf("--shard: --save-mask and --save-residual are written by a single run in strips, not by shards")
 	}
 	if readErr != nil {
 		return nil, nil // its size is known only once it is read
@@ -246,31 +243,27 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		plan.opts = withDraft(plan.opts, draftOf)
 	}
 	var last denoise.Result
-	var w *stripOutputs // nil in a shard
+	w := j.newStripOutputs(strips)
 	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
 		limit.update()
 		result, mask, err := plan.denoise(ctx, method, c, &last)
-		if err == nil && w != nil {
+		if err == nil {
 			w.keep(c, result, mask)
 		}
 		return result, err
 	}
 	processing := func() string { return j.describe(sigma, last) + plan.how }
 	if j.Strips.Shard.Count > 0 {
-		return j.runShard(ctx, in, strips, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
+		return j.runShard(ctx, in, w, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
 	}
-	if w, err = j.createStripOutputs(ctx, height, width, bands, meta, strips); err != nil {
+	if err := j.createStripOutputs(ctx, w, height, width, bands, meta); err != nil {
 		return err
 	}
 	if err := j.denoiseStrips(ctx, in, w, strips, denoiseStrip, log); err != nil {
 		w.abort()
 		return err
 	}
-	if err := j.commitStrips(w.result, processing(), prepared, set); err != nil {
-		w.abort()
-		return err
-	}
-	return w.commitSaved(j, set)
+	return j.commitStripOutputs(w, processing(), prepared, set)
 }
 
 // denoiseStrips denoises strips of in with fn and writes their cores to
@@ -281,15 +274,28 @@ func (j *Job) denoiseStrips(ctx context.Context, in tile.Reader, w tile.Writer, 
 	return tile.Run(ctx, in, w, strips, fn, func(done, _ int) { log.Update(int64(done), "") })
 }
 
-// commitStrips puts the output w, whose lines are all written, in place
-// in set with the processing line processing, and the dictionary of
-// prepared when it is to be saved.
-func (j *Job) commitStrips(w msi.WindowWriter, processing string, prepared denoise.Result, set *outputSet) error {
-	if err := j.saveDictionary(set, prepared); err != nil {
-		return err
+// commitStripOutputs puts the outputs of o, whose lines are all written,
+// in place in set: the result with the processing line processing, the
+// dictionary of prepared when it is to be saved, then the mask and the
+// residual when asked for. On error it removes what o wrote.
+func (j *Job) commitStripOutputs(o *stripOutputs, processing string, prepared denoise.Result, set *outputSet) error {
+	err := j.saveDictionary(set, prepared)
+	if err == nil {
+		o.result.SetProcessing(processing)
+		err = set.write(j.out.Outputs(), o.result.Commit)
 	}
-	w.SetProcessing(processing)
-	return set.write(j.out.Outputs(), w.Commit)
+	for _, k := range []struct {
+		w msi.WindowWriter
+		t formats.Target
+	}{{o.mask, j.mask}, {o.residual, j.residual}} {
+		if err == nil && k.w != nil {
+			err = set.write(k.t.Outputs(), k.w.Commit)
+		}
+	}
+	if err != nil {
+		o.abort()
+	}
+	return err
 }
 
 // modelWindowVoxels bounds the voxels of a window of lines the noise
@@ -505,45 +511,66 @@ func (r modelLines) ReadLines(y0, n int) (*msi.Cube, error) {
 
 // stripOutputs writes the cores of the strips to the result and, when
 // asked, to the mask and the residual, from what the strip's denoising
-// kept (keep) until its core is written.
+// kept (keep) until its core is written: to the outputs' writers, or in a
+// shard to its part, as its layers (the result, the mask, the residual).
 type stripOutputs struct {
-	result, mask, residual msi.WindowWriter
 	strips                 []tile.Strip
+	saveMask, saveResidual bool
+	// The writers of the outputs (createStripOutputs), or the part.
+	result, mask, residual msi.WindowWriter
+	part                   *shard.Part
 	// maskLines and residualLines are the kept strip's, as read.
 	maskLines, residualLines *msi.Cube
 }
 
-// createStripOutputs opens the result and the mask and residual asked
+// newStripOutputs returns the outputs of the job's strips, with neither
+// writers nor a part yet.
+func (j *Job) newStripOutputs(strips []tile.Strip) *stripOutputs {
+	return &stripOutputs{strips: strips, saveMask: j.SaveMask != "", saveResidual: j.SaveResidual != ""}
+}
+
+// layers returns the number of outputs o writes: the result, and the mask
+// and the residual when asked for.
+func (o *stripOutputs) layers() int {
+	n := 1
+	for _, on := range []bool{o.saveMask, o.saveResidual} {
+		if on {
+			n++
+		}
+	}
+	return n
+}
+
+// createStripOutputs opens o's result and the mask and residual asked
 // for, for writing in windows of lines.
-func (j *Job) createStripOutputs(ctx context.Context, height, width, bands int, meta msi.Metadata, strips []tile.Strip) (*stripOutputs, error) {
-	o := &stripOutputs{strips: strips}
+func (j *Job) createStripOutputs(ctx context.Context, o *stripOutputs, height, width, bands int, meta msi.Metadata) error {
 	var err error
 	if o.result, err = j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored)); err != nil {
-		return nil, err
+		return err
 	}
-	if j.SaveMask != "" {
+	if o.saveMask {
 		m := meta
 		m.Fields = nil
 		m.Processing = fmt.Sprintf("%s denoise: mask of the pixels treated as missing (1 impulse, 2 dead, 3 both, 4 added for no data) in %s", j.Program, j.Input)
 		if o.mask, err = j.mask.CreateWindow(height, width, bands, m, msi.WriteOptions{Force: j.Force}); err != nil {
 			o.abort()
-			return nil, err
+			return err
 		}
 	}
-	if j.SaveResidual != "" {
+	if o.saveResidual {
 		if o.residual, err = j.residual.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored)); err != nil {
 			o.abort()
-			return nil, err
+			return err
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // keep keeps the mask and the residual of the strip c (as read) whose
 // result is result and mask mask (nil: only its missing voxels), when
 // they are asked for.
 func (o *stripOutputs) keep(c, result *msi.Cube, mask []uint8) {
-	if o.mask != nil {
+	if o.saveMask {
 		o.maskLines = msi.NewCube(c.Height, c.Width, c.Bands)
 		for i, v := range c.Data {
 			switch {
@@ -554,7 +581,7 @@ func (o *stripOutputs) keep(c, result *msi.Cube, mask []uint8) {
 			}
 		}
 	}
-	if o.residual != nil {
+	if o.saveResidual {
 		o.residualLines = msi.NewCube(c.Height, c.Width, c.Bands)
 		for i, v := range c.Data {
 			o.residualLines.Data[i] = v - result.Data[i]
@@ -563,42 +590,39 @@ func (o *stripOutputs) keep(c, result *msi.Cube, mask []uint8) {
 }
 
 // WriteLines writes core, the core of the strip whose core starts at line
-// y0, to the result, and the same lines of the kept mask and residual.
+// y0, to the result, and the same lines of the kept mask and residual;
+// in a shard, all of them to its part.
 func (o *stripOutputs) WriteLines(core *msi.Cube, y0 int) error {
-	if err := o.result.WriteLines(core, y0); err != nil {
-		return err
-	}
-	if o.mask == nil && o.residual == nil {
-		return nil
-	}
-	i := slices.IndexFunc(o.strips, func(s tile.Strip) bool { return s.Core.Start == y0 })
-	top := y0 - o.strips[i].Read.Start
-	for _, k := range []struct {
-		w     msi.WindowWriter
-		lines *msi.Cube
-	}{{o.mask, o.maskLines}, {o.residual, o.residualLines}} {
-		if k.w == nil {
-			continue
-		}
-		if err := k.w.WriteLines(k.lines.Crop(top, 0, 0, core.Height, core.Width, core.Bands), y0); err != nil {
-			return err
+	layers := []*msi.Cube{core}
+	if o.saveMask || o.saveResidual {
+		i := slices.IndexFunc(o.strips, func(s tile.Strip) bool { return s.Core.Start == y0 })
+		top := y0 - o.strips[i].Read.Start
+		for _, k := range []struct {
+			on    bool
+			lines *msi.Cube
+		}{{o.saveMask, o.maskLines}, {o.saveResidual, o.residualLines}} {
+			if k.on {
+				layers = append(layers, k.lines.Crop(top, 0, 0, core.Height, core.Width, core.Bands))
+			}
 		}
 	}
-	return nil
+	if o.part != nil {
+		return o.part.WriteLines(y0, layers...)
+	}
+	return o.writeLayers(y0, layers)
 }
 
-// commitSaved puts the mask and the residual, when asked for, in place
-// into set, after the result (commitStrips).
-func (o *stripOutputs) commitSaved(j *Job, set *outputSet) error {
-	for _, k := range []struct {
-		w msi.WindowWriter
-		t formats.Target
-	}{{o.mask, j.mask}, {o.residual, j.residual}} {
-		if k.w == nil {
-			continue
+// writeLayers writes the lines from y0 of every layer (the result, then
+// the mask and the residual asked for) to its output's writer.
+func (o *stripOutputs) writeLayers(y0 int, layers []*msi.Cube) error {
+	writers := []msi.WindowWriter{o.result}
+	for _, w := range []msi.WindowWriter{o.mask, o.residual} {
+		if w != nil {
+			writers = append(writers, w)
 		}
-		if err := set.write(k.t.Outputs(), k.w.Commit); err != nil {
-			o.abort()
+	}
+	for i, w := range writers {
+		if err := w.WriteLines(layers[i], y0); err != nil {
 			return err
 		}
 	}
