@@ -82,7 +82,7 @@ func (j *Job) stabilisedStrips(ctx context.Context, in tile.Reader, stored msi.S
 	}
 	method := j.Method
 	if _, ok := method.(denoise.SignalCounter); ok {
-		sample, err := t.signalSample(in)
+		sample, err := t.signalSample(in, signalSampleValues)
 		if err != nil {
 			return nil, err
 		}
@@ -118,13 +118,13 @@ func (j *Job) stabilisedStrips(ctx context.Context, in tile.Reader, stored msi.S
 // signalSample returns the lines of in that the directions of signal are
 // counted on, as the whole run counts them on the whole input: the
 // model's stripes subtracted and the impulses and dead pixels missing
-// (NaN). All of them when they are at most signalSampleValues values;
-// else blocks of signalSampleBlock lines spread evenly from the first
-// line to the last, as many as make up that many values, one after the
-// other. The sample depends on the cube's size alone.
-func (t *stripStabiliser) signalSample(in tile.Reader) (*msi.Cube, error) {
+// (NaN). All of them when they are at most limit values; else blocks of
+// signalSampleBlock lines spread evenly from the first line to the last,
+// as many as make up that many values, one after the other. The sample
+// depends on the cube's size alone.
+func (t *stripStabiliser) signalSample(in tile.Reader, limit int) (*msi.Cube, error) {
 	height, width, bands := in.Size()
-	lines := min(height, max(2, signalSampleValues/(width*bands)))
+	lines := min(height, max(2, limit/(width*bands)))
 	block, count := height, 1
 	if lines < height {
 		block = min(lines, signalSampleBlock)
