@@ -27,15 +27,25 @@ type stripStabiliser struct {
 	stripes [][]float64
 }
 
-// forward returns the lines c of the input stabilised, and the input's
-// impulses and dead pixels in them.
+// forward returns the lines c of the input stabilised (transform), and
+// the input's impulses and dead pixels in them (pixels).
 func (t *stripStabiliser) forward(c *msi.Cube) (*msi.Cube, *sparsenoise.Report) {
-	pixels := t.parts.withParts(sparsenoise.DetectWith(c, t.input))
-	work := c
+	return t.transform(c), t.pixels(c)
+}
+
+// transform returns the lines c of the input with the stripes subtracted
+// and stabilised.
+func (t *stripStabiliser) transform(c *msi.Cube) *msi.Cube {
 	if t.stripes != nil {
-		work = repair.SubtractStripes(c, t.stripes)
+		c = repair.SubtractStripes(c, t.stripes)
 	}
-	return t.Forward(nil, work), pixels
+	return t.Forward(nil, c)
+}
+
+// pixels returns what the input's model finds in its lines c, for their
+// impulses and dead pixels.
+func (t *stripStabiliser) pixels(c *msi.Cube) *sparsenoise.Report {
+	return t.parts.withParts(sparsenoise.DetectWith(c, t.input))
 }
 
 // stabilisedLines reads the lines of a cube stabilised
@@ -51,8 +61,7 @@ func (r stabilisedLines) ReadLines(y0, n int) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
-	work, _ := r.stab.forward(c)
-	return work, nil
+	return r.stab.transform(c), nil
 }
 
 // signalSampleValues bounds the values of the lines of a cube in strips
@@ -141,7 +150,7 @@ func (t *stripStabiliser) signalSample(in tile.Reader, limit int) (*msi.Cube, er
 		if err != nil {
 			return nil, err
 		}
-		pixels := t.parts.withParts(sparsenoise.DetectWith(c, t.input))
+		pixels := t.pixels(c)
 		if t.stripes != nil {
 			c = repair.SubtractStripes(c, t.stripes)
 		}
