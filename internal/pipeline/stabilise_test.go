@@ -288,3 +288,50 @@ func TestSignalSample(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedNoiseLevels: the noise-level functions the strips fit in the
+// noise model's pass (noiselevel.Stream given every window of its second
+// pass with the impulses and dead pixels DetectWith finds there) against
+// the whole run's (noiselevel.Estimate with those sparsenoise.Detect finds
+// in the whole cube), on a Poisson-Gaussian cube with impulses in two
+// bands and a dead column in a third: the masks differ only where a
+// window's detection differs from the whole cube's, so every band's a and
+// b are within three standard errors (the larger of the two fits') of the
+// whole run's, the decision and the band means the same within 10⁻³.
+func TestStreamedNoiseLevels(t *testing.T) {
+	levels := []noise.Level{{A: 2, B: 16}}
+	noisy, _, err := noise.Simulate(nil, scene(120, 96, 6), noise.Spec{PoissonGaussian: levels, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noisy = withImpulses(noisy, 0.05)
+	for y := range noisy.Height {
+		noisy.Set(y, 40, 4, 0)
+	}
+	det := sparsenoise.Detect(noisy)
+	whole := noiselevel.Estimate(noisy, noiselevel.Options{Mask: sparseMask(det)})
+	stream := noiselevel.NewStream(noisy.Height, noisy.Width, noisy.Bands)
+	_, err = sparsenoise.Fit(context.Background(), tiletest.Lines{Cube: noisy}, 32, nil, func(c *msi.Cube, found *sparsenoise.Report) {
+		stream.Add(c, sparseMask(found))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := stream.Report()
+	if got.SignalDependent != whole.SignalDependent || !got.SignalDependent {
+		t.Errorf("signal-dependent %v in strips, %v whole, want true", got.SignalDependent, whole.SignalDependent)
+	}
+	for b, band := range got.Bands {
+		want := whole.Bands[b]
+		seA, seB := max(band.SEA, want.SEA), max(band.SEB, want.SEB)
+		if math.Abs(band.A-want.A) > 3*seA || math.Abs(band.B-want.B) > 3*seB {
+			t.Errorf("band %d: a = %.3f, b = %.2f in strips, %.3f and %.2f whole (standard errors %.3f, %.2f)", b, band.A, band.B, want.A, want.B, seA, seB)
+		}
+	}
+	wantMeans := vst.Means(withoutSparse(noisy, det))
+	for b, m := range stream.Means() {
+		if math.Abs(m-wantMeans[b]) > 1e-3*wantMeans[b] {
+			t.Errorf("band %d: mean %.4f in strips, %.4f whole", b, m, wantMeans[b])
+		}
+	}
+}
