@@ -325,8 +325,11 @@ const (
 // Path, Sigma, BandSigmas and Found: with the sparse noise looked for
 // (j.Noise.Sparse), by the path the noise model of the whole cube
 // (sparsenoise.Fit) chooses, as the whole-cube run chooses it from
-// sparsenoise.Detect; without, with one σ (stripSigma). stored is how the
-// cube is stored, for σ in its units.
+// sparsenoise.Detect, and unless the model is SignalGaussian with the
+// bands' noise-level functions fitted in the same pass
+// (noiselevel.Stream) and the noise stabilised when the whole run would
+// stabilise it (chooseStabiliser, stabilisedStrips); without, with one σ
+// (stripSigma). stored is how the cube is stored, for σ in its units.
 func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage, out *Outcome, log report.Reporter) (*stripNoise, error) {
 	if j.Noise.Sparse == Off {
 		sigma, err := j.stripSigma(in, stored, log)
