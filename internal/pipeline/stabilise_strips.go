@@ -101,12 +101,15 @@ func (j *Job) stabilisedStrips(ctx context.Context, in tile.Reader, stored msi.S
 	}
 	log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
 	lines := stabilisedLines{in, t}
-	fitted, took, err := j.fitModel(ctx, lines, window, "noise model of the stabilised cube", nil, log)
+	// The stabilised cube's σ and stripes; its impulses, dead pixels and
+	// missing voxels are the input's.
+	fitted, took, err := j.fitModel(ctx, lines, "noise model of the stabilised cube", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
+		return sparsenoise.FitCubeWide(ctx, r, window, progress)
+	}, log)
 	if err != nil {
 		return nil, err
 	}
 	out.Detect += took
-	// The impulses, dead pixels and missing voxels are the input's.
 	model := *fitted
 	model.Impulses, model.DeadColumns, model.DeadLines, model.Missing = input.Impulses, input.DeadColumns, input.DeadLines, input.Missing
 	out.Found = &model

@@ -354,7 +354,9 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 		stream = noiselevel.NewStream(height, width, bands)
 		local = func(c *msi.Cube, found *sparsenoise.Report) { stream.Add(c, sparseMask(j.Noise.withParts(found))) }
 	}
-	model, took, err := j.fitModel(ctx, in, window, "noise model", local, log)
+	model, took, err := j.fitModel(ctx, in, "noise model", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
+		return sparsenoise.Fit(ctx, r, window, progress, local)
+	}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -388,18 +390,21 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 	return j.stripPath(in, model, stored, out, log)
 }
 
-// fitModel fits the noise model of the cube of in (sparsenoise.Fit, in
-// windows of window lines, local given every window of its second pass)
-// with the parts the job switches off removed, and returns it and the
-// time it took (added to out's Detect time by the caller), saying how far
-// it is on log as what.
-func (j *Job) fitModel(ctx context.Context, in tile.Reader, window int, what string, local func(*msi.Cube, *sparsenoise.Report), log report.Reporter) (*sparsenoise.Report, time.Duration, error) {
+// fitModel fits the noise model of the cube of in with fit
+// (sparsenoise.Fit or FitCubeWide, in two passes, the second of which may
+// be left out), with the parts the job switches off removed, and returns
+// it and the time it took (added to out's Detect time by the caller),
+// saying how far it is on log as what.
+func (j *Job) fitModel(ctx context.Context, in tile.Reader, what string, fit func(context.Context, tile.Reader, func(lines, pass int)) (*sparsenoise.Report, error), log report.Reporter) (*sparsenoise.Report, time.Duration, error) {
 	height, _, _ := in.Size()
 	log.Start(what, "lines", 2*int64(height))
 	start := time.Now()
-	fitted, err := sparsenoise.Fit(ctx, in, window, func(lines, pass int) {
+	fitted, err := fit(ctx, in, func(lines, pass int) {
 		log.Update(int64((pass-1)*height+lines), fmt.Sprintf("pass %d of 2", pass))
-	}, local)
+	})
+	if err == nil {
+		log.Update(2*int64(height), "") // the second pass may be left out
+	}
 	log.Finish()
 	if err != nil {
 		return nil, 0, err

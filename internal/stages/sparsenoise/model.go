@@ -257,10 +257,25 @@ type Lines interface {
 // called after every window with the lines read in this pass and the
 // pass (1 or 2); local, if not nil, with every window of the second pass
 // in the cube's order and what DetectWith found in it (for statistics
-// that leave out the sparse noise, as noiselevel.Stream's). It returns r's error, or ctx's once it is cancelled.
-// It panics for windowLines < 2 or a cube narrower than 2 pixels or
-// shorter than 2 lines.
+// that leave out the sparse noise, as noiselevel.Stream's). It returns
+// r's error, or ctx's once it is cancelled. It panics for windowLines < 2
+// or a cube narrower than 2 pixels or shorter than 2 lines.
 func Fit(ctx context.Context, r Lines, windowLines int, progress func(lines, pass int), local func(c *msi.Cube, found *Report)) (*Report, error) {
+	return fitModel(ctx, r, windowLines, progress, local, true)
+}
+
+// FitCubeWide is Fit without what is local: the model's Sigma,
+// StripeOffsets and DeadColumns are Fit's, its DeadLines, Impulses and
+// Missing left empty, for a cube whose local sparse noise is known
+// otherwise (the stabilised cube of a signal-dependent one, whose
+// impulses are the input's). The second pass, which only refines the
+// stripe offsets then, is read only when stripes were found in the first.
+func FitCubeWide(ctx context.Context, r Lines, windowLines int, progress func(lines, pass int)) (*Report, error) {
+	return fitModel(ctx, r, windowLines, progress, nil, false)
+}
+
+// fitModel is Fit, and FitCubeWide when localNoise is false.
+func fitModel(ctx context.Context, r Lines, windowLines int, progress func(lines, pass int), local func(c *msi.Cube, found *Report), localNoise bool) (*Report, error) {
 	height, width, bands := r.Size()
 	if windowLines < 2 || height < 2 || width < 2 {
 		panic(fmt.Sprintf("sparsenoise: Fit of a %d×%d cube in windows of %d lines", height, width, windowLines))
@@ -319,18 +334,23 @@ func Fit(ctx context.Context, r Lines, windowLines int, progress func(lines, pas
 			}
 		}
 	}
+	if !localNoise && !slices.ContainsFunc(striped, func(s []bool) bool { return s != nil }) {
+		return m, nil
+	}
 	refined := newWindowStats(width, bands)
 	pass = 2
 	err = windows(func(y0 int, c *msi.Cube) {
 		found := DetectWith(c, m)
 		n := c.Height * c.Width
-		for b := range bands {
-			m.Impulses[b] += found.Impulses[b]
-			for _, y := range found.DeadLines[b] {
-				m.DeadLines[b] = append(m.DeadLines[b], y0+y)
+		if localNoise {
+			for b := range bands {
+				m.Impulses[b] += found.Impulses[b]
+				for _, y := range found.DeadLines[b] {
+					m.DeadLines[b] = append(m.DeadLines[b], y0+y)
+				}
 			}
+			m.Missing += found.Missing
 		}
-		m.Missing += found.Missing
 		parallel.Each(bands, func(b int) {
 			if striped[b] != nil {
 				refined.addColumns(b, columnResiduals(c.Band(b), found.Mask[b*n:(b+1)*n], c.Height, c.Width, striped[b]))

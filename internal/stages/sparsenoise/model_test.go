@@ -282,3 +282,37 @@ func TestFitWindows(t *testing.T) {
 		t.Errorf("windows of %v lines given, want %v", given, want)
 	}
 }
+
+// TestFitCubeWide: FitCubeWide's σ, stripe offsets and dead columns are
+// Fit's and it counts nothing local; with stripes it reads the cube
+// twice (the second pass refines their offsets), without them once.
+func TestFitCubeWide(t *testing.T) {
+	clean := openCrop(t)
+	for _, c := range []noise.Case{noise.CaseMixture, noise.CaseNonIID} {
+		noisy, _ := caseTruth(t, clean, c, 1)
+		want := fit(t, noisy, 40)
+		var reads [][2]int
+		got, err := FitCubeWide(context.Background(), recordingLines{tiletest.Lines{Cube: noisy}, &reads}, 40, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Sigma, want.Sigma) || !slices.EqualFunc(got.StripeOffsets, want.StripeOffsets, slices.Equal) ||
+			!slices.EqualFunc(got.DeadColumns, want.DeadColumns, slices.Equal) {
+			t.Errorf("%s: σ, stripes or dead columns differ from Fit's", c.Name())
+		}
+		if got.Missing != 0 || slices.ContainsFunc(got.Impulses, func(n int) bool { return n != 0 }) ||
+			slices.ContainsFunc(got.DeadLines, func(l []int) bool { return len(l) != 0 }) {
+			t.Errorf("%s: local noise counted: %d missing, impulses %v, dead lines %v", c.Name(), got.Missing, got.Impulses, got.DeadLines)
+		}
+		if striped := len(want.StripedBands()) > 0; striped != (c == noise.CaseMixture) {
+			t.Fatalf("%s: stripes found %v: the case does not test the pass it asks for", c.Name(), striped)
+		}
+		windows := (noisy.Height + 39) / 40
+		if len(want.StripedBands()) > 0 {
+			windows *= 2
+		}
+		if len(reads) != windows {
+			t.Errorf("%s: %d windows read, want %d (%d striped bands)", c.Name(), len(reads), windows, len(want.StripedBands()))
+		}
+	}
+}
