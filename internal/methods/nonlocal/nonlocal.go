@@ -235,6 +235,9 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
 	}
+	if d.inBlocks(noisy.Height) {
+		return d.denoiseBlocks(ctx, noisy, sigma)
+	}
 	// On many bands the chain runs on the eigen-images (eigen.go): noisy
 	// is then their cube, and the bands come back at the end. A strip's
 	// Denoiser (PrepareStrips) projects on the basis fitted on the whole
