@@ -35,7 +35,11 @@
 // cube, what every strip shares: on many bands the basis of the
 // eigen-images, then the pilot's dictionary and the rank (PrepareStrips,
 // streamedEigenBasis, StreamedRank); the rest is each strip's, with a halo
-// of lines around it (StripGeometry).
+// of lines around it (StripGeometry). A whole cube taller than 256 lines
+// is denoised the same way, in blocks of 128 lines (blocks.go): the
+// stages' spectral subspaces fitted per block are more local than one
+// fitted on the whole scene, and better, and a run whole then gives what
+// a run in strips of 128 lines gives.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -228,7 +232,9 @@ func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
 
 // Denoise returns the estimate of the clean cube for noise of standard
 // deviation sigma > 0 on the [0, 255] scale, and in the Result the rank it
-// chose. It stops with ctx.Err() when ctx is cancelled.
+// chose. A cube taller than blockSplit lines is denoised in line blocks
+// (blocks.go), bit for bit as in strips of blockLines lines. It stops
+// with ctx.Err() when ctx is cancelled.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
 	o := d.Options.Resolve(sigma)

@@ -21,9 +21,10 @@ import (
 // a strip lacks near its edge is patches to group with, whose effect
 // fades within a search window. Full balloons at σ = 30 in strips of 128
 // lines (docs/results.md): with halos of 16, 20, 24 and 32 lines the whole
-// result is within 0.01 dB of the others (all 0.38 dB above the whole
-// cube's, the strips' subspaces being more local), and at no line near a
-// join below the whole cube's; 16 dips at the joins to 0.04 dB above it,
+// result is within 0.01 dB of the others (all 0.38 dB above the chain run
+// on the whole cube at once, the strips' subspaces being more local: why
+// a whole cube that tall now runs in blocks, blocks.go), and at no line
+// near a join below that chain's; 16 dips at the joins to 0.04 dB above it,
 // against 0.2–0.45 dB elsewhere, 32 not at all. 16 is the smallest of
 // them, and reads 608 lines for the 512 of the cube (1.19×) where 32 reads
 // 704 (1.375×).
@@ -64,10 +65,13 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (docs/results.md). The Denoiser reports its stages but no log lines
 // (the caller reports the strips, the stages as their progress); its
 // Draft keeps all of it.
-// The strips' results are close to, not the same as, the whole cube's:
-// the Wiener and low-rank stages group the patches of a strip and its
-// halo, and fit their subspaces on the strip. The Result is empty: the
-// whole cube's run saves no dictionary either.
+// The Wiener and low-rank stages group the patches of a strip and its
+// halo, and fit their subspaces on the strip: in strips of blockLines
+// lines the result is Denoise's on the whole cube bit for bit (a whole
+// cube taller than blockSplit runs in those blocks), in strips of other
+// heights close to it. A Denoiser that counts its directions of signal
+// (WithSignalDirections) keeps the count: the rank is not streamed. The
+// Result is empty: the whole cube's run saves no dictionary either.
 func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (denoise.Method, denoise.Result, error) {
 	o := d.Options.Resolve(sigma)
 	h, w, b := r.Size()
