@@ -187,13 +187,16 @@ read, denoised and written in strips of lines with a halo; for `+which(denoise.S
 result is the whole cube's, bit for bit on Gaussian noise; the default learns its pilot's
 dictionary and its rank once from the whole cube, and each strip comes close to the
 whole run. The sparse noise and the bands' σ are found as on the whole cube, from one
-noise model of the whole cube fitted over windows of lines before any strip; a
-signal-dependent noise level is not looked for in strips.`) + `
+noise model of the whole cube fitted over windows of lines before any strip, and so
+is a signal-dependent noise level: each strip is then stabilised with the whole
+cube's transform.`) + `
 
 ` + wrap(`--shard I/N denoises only the I-th of N shares of the strips, into a hidden part
-beside --out; started together on machines that share a file system, the shard that
-finishes last writes --out, the file one run writes, byte for byte. Give every shard
-the same flags (--threads aside).`)
+beside --out (with its lines of --save-mask and --save-residual); started together on
+machines that share a file system, the shard that finishes last writes --out (and the
+mask and the residual), the files one run writes, byte for byte. Give every shard the
+same flags (--threads aside): a shard that finds another's part made with other flags
+fails and says which.`)
 }
 
 // build returns the method the flags of f name, with the settings they
@@ -277,7 +280,7 @@ func (d *denoiseFlags) run(cmd *cobra.Command) error {
 }
 
 // outputSettings returns the flags given to denoise that decide its
-// output, one "name=value" a line in the order of their names: every
+// output, one "--name=value" a line in the order of their names: every
 // flag but those that change only how it runs (--shard, --threads,
 // --quiet, --force), the key of a sharded run's parts.
 func outputSettings(f *pflag.FlagSet) string {
@@ -287,7 +290,7 @@ func outputSettings(f *pflag.FlagSet) string {
 		case "shard", "threads", "quiet", "force":
 			return
 		}
-		fmt.Fprintf(&b, "%s=%s\n", fl.Name, fl.Value)
+		fmt.Fprintf(&b, "--%s=%s\n", fl.Name, fl.Value)
 	})
 	return b.String()
 }

@@ -101,12 +101,13 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 	}
 
 	// A shard interrupted before its strips are written leaves nothing; a
-	// shard interrupted while it assembles the output leaves no output
-	// and no claim, only the parts, whole, which a shard run again
-	// assembles.
+	// shard interrupted while it assembles the outputs (the result, the
+	// mask and the residual) leaves no output and no claim, only the
+	// parts, whole, which a shard run again assembles.
 	shardRun := func(ctx context.Context, stderr io.Writer, which string) error {
 		return runTDSC(ctx, stderr, "denoise", "--method", "2dsc", "--input", noisy, "--sigma", "30", "--samples", "2000", "--iters", "1",
-			"--tile", "40", "--out", filepath.Join(dir, "out.hdr"), "--shard", which)
+			"--tile", "40", "--out", filepath.Join(dir, "out.hdr"), "--shard", which,
+			"--save-mask", filepath.Join(dir, "m.hdr"), "--save-residual", filepath.Join(dir, "r.hdr"))
 	}
 	ctx, cancel = context.WithCancel(context.Background())
 	stderr = &cancelOn{marker: "shard 1/2: strips", cancel: cancel}
@@ -132,11 +133,13 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 	if err := shardRun(context.Background(), &again, "1/2"); err != nil || !strings.Contains(again.String(), "is there from an earlier run") {
 		t.Errorf("denoise --shard 1/2 run again: %v, stderr %s", err, again.String())
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"n.hdr", "n.img", "out.hdr", "out.img"}) {
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"m.hdr", "m.img", "n.hdr", "n.img", "out.hdr", "out.img", "r.hdr", "r.img"}) {
 		t.Errorf("the shard run again left %v", names)
 	}
-	os.Remove(filepath.Join(dir, "out.hdr"))
-	os.Remove(filepath.Join(dir, "out.img"))
+	for _, name := range []string{"out", "m", "r"} {
+		os.Remove(filepath.Join(dir, name+".hdr"))
+		os.Remove(filepath.Join(dir, name+".img"))
+	}
 
 	// train: interrupted while learning.
 	ctx, cancel = context.WithCancel(context.Background())

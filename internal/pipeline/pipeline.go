@@ -12,8 +12,10 @@
 //     fit the memory budget (the method's BytesPerVoxel per voxel plus
 //     FixedMemory). In strips the noise below is judged by one model of
 //     the whole cube, fitted over windows of lines (sparsenoise.Fit), and
-//     every strip's local sparse noise found with it (strips.go); the
-//     signal-dependent noise is not looked for.
+//     every strip's local sparse noise found with it (strips.go), and
+//     the bands' noise-level functions fitted in the same pass
+//     (noiselevel.Stream): signal-dependent noise is stabilised strip by
+//     strip with the whole cube's transform (stabilise_strips.go).
 //  2. What the noise is (NoiseModel). Missing voxels (no data: NaN in the
 //     cube, and the voxels a --mask file marks) are data of no kind: they
 //     are left out of every statistic, filled before denoising (package
@@ -142,11 +144,13 @@ type Strips struct {
 	// Budget is the memory budget in bytes (0: DefaultBudget).
 	Budget int64
 	// Shard, when its Count is not 0, runs the job's share of the strips
-	// (it implies strips) and writes it as a part beside the output; the
-	// shard that finds every part there writes the output (package
+	// (it implies strips) and writes it as a part beside the output, with
+	// the lines of the mask and the residual when they are asked for; the
+	// shard that finds every part there writes the outputs (package
 	// shard). Key identifies the settings of the run that decide the
-	// output (a command's flags less those that do not): shards of one
-	// output must all be given the same.
+	// outputs (a command's flags less those that do not, one
+	// "--name=value" a line, as a part of another run's are compared with
+	// them in its error): shards of one output must all be given the same.
 	Shard shard.Spec
 	Key   string
 }

@@ -5,9 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
@@ -35,37 +36,47 @@ func (j *Job) shardLines(lines, height int, g tile.Geometry, log report.Reporter
 	return lines
 }
 
-// shardSet returns the parts of the job's sharded output: its key hashes
-// what decides the output's values (the program, the command's settings
-// in Strips.Key, the input's name, size and time, σ, the strips and the
-// count of shards), so that the parts of another run are never
+// shardSet returns the parts of the job's sharded output, whose layers
+// are the outputs of o (a part with other layers is another run's): its
+// settings say what decides the outputs' values (the program, the
+// command's settings in Strips.Key, the input's name, size and time, the
+// count of shards, the size, σ and the strips), and its key hashes them
+// with every strip's lines, so that the parts of another run are never
 // assembled with this one's.
-func (j *Job) shardSet(sigma float64, strips []tile.Strip, width, bands int) shard.Set {
+func (j *Job) shardSet(o *stripOutputs, sigma float64, width, bands int) shard.Set {
+	var b strings.Builder
+	fmt.Fprintf(&b, "program=%s\n%s", j.Program, j.Strips.Key)
+	for _, p := range append([]string{j.Input}, j.in.Format.Outputs(j.Input)...) {
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "input=%s of %d bytes modified %s\n", filepath.Base(p), fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
+		}
+	}
+	strips := o.strips
+	fmt.Fprintf(&b, "shards=%d\nsamples=%d bands=%d\nσ=%v\nstrips=%d of %d lines\n", j.Strips.Shard.Count, width, bands, sigma, len(strips), strips[0].Core.Len())
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%d %d %d %x\n", j.Program, j.Strips.Key, j.Strips.Shard.Count, width, bands, math.Float64bits(sigma))
+	h.Write([]byte(b.String()))
 	for _, s := range strips {
 		fmt.Fprintf(h, "%d %d %d %d\n", s.Core.Start, s.Core.End, s.Read.Start, s.Read.End)
 	}
-	for _, p := range append([]string{j.Input}, j.in.Format.Outputs(j.Input)...) {
-		if fi, err := os.Stat(p); err == nil {
-			fmt.Fprintf(h, "%s %d %d\n", filepath.Base(p), fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	return shard.Set{Out: j.Out, Count: j.Strips.Shard.Count, Key: hex.EncodeToString(h.Sum(nil))}
+	return shard.Set{Out: j.Out, Count: j.Strips.Shard.Count, Key: hex.EncodeToString(h.Sum(nil)), Settings: b.String(), Layers: o.layers()}
 }
 
-// runShard denoises the shard's share of strips (contiguous, shard.Spec's
-// Share) with fn into its part beside the output, unless a part of the
-// same run is there already; processing gives the shard's processing
-// line once its strips are done. Then, if every shard's part is there and
-// this shard claims the assembly, it writes the output from the parts
-// into set (with the dictionary prepared, if asked for) and removes them;
-// otherwise out.Waiting says that the output waits for other shards.
-func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip, fn tile.Func, processing func() string,
+// runShard denoises the shard's share of the strips of o (contiguous,
+// shard.Spec's Share) with fn into its part beside the output, the lines
+// of the result and of the mask and the residual asked for, unless a part
+// of the same run is there already; processing gives the shard's
+// processing line once its strips are done. Then, if every shard's part
+// is there and this shard claims the assembly, it writes the outputs from
+// the parts into set (with the dictionary prepared, if asked for) and
+// removes them; otherwise out.Waiting says that the output waits for
+// other shards. A part of another run there when every part is there is
+// an error that wraps a *shard.OtherRunError, which says how the settings
+// differ.
+func (j *Job) runShard(ctx context.Context, in tile.Reader, o *stripOutputs, fn tile.Func, processing func() string,
 	sigma float64, meta msi.Metadata, prepared denoise.Result, set *outputSet, out *Outcome, log report.Reporter) error {
 	height, width, bands := in.Size()
-	spec := j.Strips.Shard
-	parts := j.shardSet(sigma, strips, width, bands)
+	spec, strips := j.Strips.Shard, o.strips
+	parts := j.shardSet(o, sigma, width, bands)
 	lo, hi := spec.Share(len(strips))
 	switch {
 	case parts.Done(spec.Index):
@@ -80,7 +91,8 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 		if err != nil {
 			return err
 		}
-		if err := j.denoiseStrips(ctx, in, part, strips[lo:hi], fn, log); err != nil {
+		o.part = part
+		if err := j.denoiseStrips(ctx, in, o, strips[lo:hi], fn, log); err != nil {
 			part.Abort()
 			return err
 		}
@@ -88,9 +100,12 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 			return err
 		}
 	}
+	// A part that is not one, or one of another run, keeps this shard,
+	// its part done, from writing the output.
+	notReady := func(err error) error { return fmt.Errorf("shard %s is done but cannot write %s: %w", spec, j.Out, err) }
 	_, ok, err := parts.Ready()
 	if err != nil {
-		return err
+		return notReady(err)
 	}
 	if !ok {
 		out.Waiting = true
@@ -112,31 +127,43 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, strips []tile.Strip,
 	// are read again under this claim.
 	ready, ok, err := parts.Ready()
 	if err != nil {
-		return err
+		return notReady(err)
 	}
 	if !ok {
 		out.Waiting = true
 		log.Logf("shard %s is done; another shard wrote %s", spec, j.Out)
 		return nil
 	}
-	log.Logf("shard %s: every part is there: writing %s", spec, j.Out)
-	w, err := j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored))
-	if err != nil {
+	log.Logf("shard %s: every part is there: writing %s", spec, strings.Join(j.stripOutputNames(), ", "))
+	w := j.newStripOutputs(strips)
+	if err := j.createStripOutputs(ctx, w, height, width, bands, meta); err != nil {
 		return err
 	}
-	err = ready.Each(func(c *msi.Cube, y0 int) error {
+	err = ready.Each(func(y0 int, layers []*msi.Cube) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return w.WriteLines(c, y0)
+		return w.writeLayers(y0, layers)
 	})
-	if err == nil {
-		err = j.commitStrips(w, ready.Processing(), prepared, set)
-	}
 	if err != nil {
-		w.Abort()
+		w.abort()
+		return err
+	}
+	if err := j.commitStripOutputs(w, ready.Processing(), prepared, set); err != nil {
 		return err
 	}
 	parts.Clean()
 	return nil
+}
+
+// stripOutputNames returns the outputs a run in strips writes: --out, and
+// --save-mask and --save-residual when given.
+func (j *Job) stripOutputNames() []string {
+	names := []string{j.Out}
+	for _, p := range []string{j.SaveMask, j.SaveResidual} {
+		if p != "" {
+			names = append(names, p)
+		}
+	}
+	return names
 }

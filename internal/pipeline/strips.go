@@ -14,7 +14,9 @@ import (
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/report"
+	"tdsc/internal/shard"
 	"tdsc/internal/stages/bandwhiten"
+	"tdsc/internal/stages/noiselevel"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/tile"
@@ -73,8 +75,8 @@ func (j *Job) wholeCubeNeeds() string {
 	if j.Mask != "" {
 		why = append(why, "--mask needs the whole cube")
 	}
-	if j.Noise.Signal == SignalPoissonGaussian || j.Noise.Params != nil {
-		why = append(why, "the Poisson-Gaussian model (--noise-model "+string(SignalPoissonGaussian)+", --noise-params) stabilises the whole cube")
+	if (j.Noise.Signal == SignalPoissonGaussian || j.Noise.Params != nil) && j.Noise.Sparse == Off {
+		why = append(why, "the Poisson-Gaussian model (--noise-model "+string(SignalPoissonGaussian)+", --noise-params) with --sparse-noise off stabilises the whole cube (in strips its band means are taken in the noise model's pass)")
 	}
 	return strings.Join(why, "; ")
 }
@@ -122,10 +124,6 @@ func (j *Job) decideStrips(budget int64, log report.Reporter) (msi.WindowReader,
 	}
 	if forced != "" && why != "" {
 		return nil, fmt.Errorf("%s: %s", forced, why)
-	}
-	if j.Strips.Shard.Count > 0 && (j.SaveMask != "" || j.SaveResidual != "") {
-		// A shard's part holds the result's lines alone.
-		return nil, fmt.Errorf("--shard: --save-mask and --save-residual are written by a single run in strips, not by shards")
 	}
 	if readErr != nil {
 		return nil, nil // its size is known only once it is read
@@ -185,8 +183,8 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		return err
 	}
 	log.Logf("%s", formats.ReadLine(j.Input, height, width, bands, &meta, -1))
-	if j.Noise.signalAuto() && j.Sigma == 0 {
-		log.Logf("in strips a signal-dependent noise level is not looked for (that needs the whole cube): the noise is taken as Gaussian")
+	if j.Noise.signalAuto() && j.Sigma == 0 && j.Noise.Sparse == Off {
+		log.Logf("with --sparse-noise off, strips do not look for a signal-dependent noise level (that is fitted in the noise model's pass): the noise is taken as Gaussian")
 	}
 	if err := j.checkShape(height, width, bands, false); err != nil {
 		return err
@@ -221,6 +219,12 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		how = "what the method learns shared by every strip, learned from the whole cube, so the result is close to, not the same as, the whole cube's"
 	}
 	switch {
+	case plan.stab != nil && exact:
+		// The transform is the whole cube's, but the σ and the sparse
+		// noise of the stabilised cube are found per window and strip.
+		how = "the method's model learned from the whole cube, every strip stabilised with the whole cube's transform, its σ and sparse noise found per strip, so the result is close to, not the same as, the whole cube's"
+	case plan.stab != nil:
+		how = "every strip stabilised with the whole cube's transform, " + how
 	case exact && plan.path != PathGaussian:
 		// The repair's and the whitening's statistics are a strip's.
 		how = "the method's model learned from the whole cube, the rest of the sparse-noise path per strip, so the result is close to, not the same as, the whole cube's"
@@ -230,9 +234,15 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
 		j.Input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(budget))
 
-	method, prepared := j.Method, denoise.Result{}
+	// The job's method, counting the directions of signal when the
+	// stabilised path counted them.
+	jobMethod := j.Method
+	if plan.method != nil {
+		jobMethod = plan.method
+	}
+	method, prepared := jobMethod, denoise.Result{}
 	if plan.path != PathUnchanged {
-		if method, prepared, err = denoise.PrepareStrips(ctx, j.Method, plan.lines(in), strips, sigma); err != nil {
+		if method, prepared, err = denoise.PrepareStrips(ctx, method, plan.lines(in), strips, sigma); err != nil {
 			return err
 		}
 	}
@@ -241,36 +251,32 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		// job's (learning what it learns per strip).
 		draftOf := method
 		if _, ok := method.(denoise.Drafter); !ok {
-			draftOf = j.Method
+			draftOf = jobMethod
 		}
 		plan.opts = withDraft(plan.opts, draftOf)
 	}
 	var last denoise.Result
-	var w *stripOutputs // nil in a shard
+	w := j.newStripOutputs(strips)
 	denoiseStrip := func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
 		limit.update()
 		result, mask, err := plan.denoise(ctx, method, c, &last)
-		if err == nil && w != nil {
+		if err == nil {
 			w.keep(c, result, mask)
 		}
 		return result, err
 	}
 	processing := func() string { return j.describe(sigma, last) + plan.how }
 	if j.Strips.Shard.Count > 0 {
-		return j.runShard(ctx, in, strips, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
+		return j.runShard(ctx, in, w, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
 	}
-	if w, err = j.createStripOutputs(ctx, height, width, bands, meta, strips); err != nil {
+	if err := j.createStripOutputs(ctx, w, height, width, bands, meta); err != nil {
 		return err
 	}
 	if err := j.denoiseStrips(ctx, in, w, strips, denoiseStrip, log); err != nil {
 		w.abort()
 		return err
 	}
-	if err := j.commitStrips(w.result, processing(), prepared, set); err != nil {
-		w.abort()
-		return err
-	}
-	return w.commitSaved(j, set)
+	return j.commitStripOutputs(w, processing(), prepared, set)
 }
 
 // denoiseStrips denoises strips of in with fn and writes their cores to
@@ -281,15 +287,28 @@ func (j *Job) denoiseStrips(ctx context.Context, in tile.Reader, w tile.Writer, 
 	return tile.Run(ctx, in, w, strips, fn, func(done, _ int) { log.Update(int64(done), "") })
 }
 
-// commitStrips puts the output w, whose lines are all written, in place
-// in set with the processing line processing, and the dictionary of
-// prepared when it is to be saved.
-func (j *Job) commitStrips(w msi.WindowWriter, processing string, prepared denoise.Result, set *outputSet) error {
-	if err := j.saveDictionary(set, prepared); err != nil {
-		return err
+// commitStripOutputs puts the outputs of o, whose lines are all written,
+// in place in set: the result with the processing line processing, the
+// dictionary of prepared when it is to be saved, then the mask and the
+// residual when asked for. On error it removes what o wrote.
+func (j *Job) commitStripOutputs(o *stripOutputs, processing string, prepared denoise.Result, set *outputSet) error {
+	err := j.saveDictionary(set, prepared)
+	if err == nil {
+		o.result.SetProcessing(processing)
+		err = set.write(j.out.Outputs(), o.result.Commit)
 	}
-	w.SetProcessing(processing)
-	return set.write(j.out.Outputs(), w.Commit)
+	for _, k := range []struct {
+		w msi.WindowWriter
+		t formats.Target
+	}{{o.mask, j.mask}, {o.residual, j.residual}} {
+		if err == nil && k.w != nil {
+			err = set.write(k.t.Outputs(), k.w.Commit)
+		}
+	}
+	if err != nil {
+		o.abort()
+	}
+	return err
 }
 
 // modelWindowVoxels bounds the voxels of a window of lines the noise
@@ -323,18 +342,20 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 	height, width, bands := in.Size()
 	window := min(height, max(minModelWindowLines, modelWindowVoxels/(width*bands)))
 	log.Logf("fitting the noise model of the whole cube in windows of %d lines", window)
-	log.Start("noise model", "lines", 2*int64(height))
-	start := time.Now()
-	fitted, err := sparsenoise.Fit(ctx, in, window, func(lines, pass int) {
-		log.Update(int64((pass-1)*height+lines), fmt.Sprintf("pass %d of 2", pass))
-	})
-	log.Finish()
+	// The noise-level functions and the band means of the Poisson-Gaussian
+	// model are fitted in the same pass, with every window's sparse noise
+	// left out.
+	var stream *noiselevel.Stream
+	var local func(*msi.Cube, *sparsenoise.Report)
+	if j.Noise.Signal != SignalGaussian {
+		stream = noiselevel.NewStream(height, width, bands)
+		local = func(c *msi.Cube, found *sparsenoise.Report) { stream.Add(c, sparseMask(j.Noise.withParts(found))) }
+	}
+	model, took, err := j.fitModel(ctx, in, window, "noise model", local, log)
 	if err != nil {
 		return nil, err
 	}
-	took := time.Since(start)
 	out.Detect += took
-	model := j.Noise.withParts(fitted)
 	if model.Missing == height*width*bands {
 		return nil, fmt.Errorf("%s: every voxel is missing (no data): nothing to denoise", j.Input)
 	}
@@ -347,6 +368,48 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 	}
 	out.Found = model
 	sayFound(stored.Scale, model, "", took, log)
+	if stream != nil {
+		fit := func() *noiselevel.Report {
+			r := stream.Report()
+			log.Logf("%s (fitted over the noise model's windows%s)", r.Summary(), strideNote(stream.Stride()))
+			return r
+		}
+		stab, err := j.chooseStabiliser(bands, stream.Means, fit, log)
+		if err != nil {
+			return nil, err
+		}
+		if stab != nil {
+			return j.stabilisedStrips(ctx, in, stored, stab, model, window, out, log)
+		}
+	}
+	return j.stripPath(in, model, stored, out, log)
+}
+
+// fitModel fits the noise model of the cube of in (sparsenoise.Fit, in
+// windows of window lines, local given every window of its second pass)
+// with the parts the job switches off removed, and returns it and the
+// time it took (added to out's Detect time by the caller), saying how far
+// it is on log as what.
+func (j *Job) fitModel(ctx context.Context, in tile.Reader, window int, what string, local func(*msi.Cube, *sparsenoise.Report), log report.Reporter) (*sparsenoise.Report, time.Duration, error) {
+	height, _, _ := in.Size()
+	log.Start(what, "lines", 2*int64(height))
+	start := time.Now()
+	fitted, err := sparsenoise.Fit(ctx, in, window, func(lines, pass int) {
+		log.Update(int64((pass-1)*height+lines), fmt.Sprintf("pass %d of 2", pass))
+	}, local)
+	log.Finish()
+	if err != nil {
+		return nil, 0, err
+	}
+	return j.Noise.withParts(fitted), time.Since(start), nil
+}
+
+// stripPath returns how the strips of in, whose noise model is model, are
+// denoised: the path the model chooses and what it needs, as the whole
+// run chooses it from the detector's report; it sets out's Path, Sigma
+// and BandSigmas.
+func (j *Job) stripPath(in tile.Reader, model *sparsenoise.Report, stored msi.Storage, out *Outcome, log report.Reporter) (*stripNoise, error) {
+	height, width, bands := in.Size()
 	path, note := j.Noise.choosePath(model, j.Sigma != 0)
 	if note != "" {
 		log.Logf("%s", note)
@@ -356,6 +419,7 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 		j.sayGivenSigma(bandwhiten.Reference(model.Sigma, bandwhiten.ReferenceMedian), stored.Scale, log)
 	}
 	s := &stripNoise{path: path, model: model, parts: j.Noise, sigmas: model.Sigma}
+	var err error
 	switch path {
 	case PathGaussian:
 		if s.sigma, err = j.stripSigma(in, stored, log); err != nil {
@@ -396,16 +460,27 @@ type stripNoise struct {
 	sigmas []float64
 	opts   repair.Options
 	how    string
+	// stab, when not nil, stabilises every strip before the path and
+	// inverts its result (the model is then the stabilised cube's), and
+	// method is the job's method counting the directions of signal it
+	// counted (nil: the job's).
+	stab   *stripStabiliser
+	method denoise.Method
 }
 
 // detect returns what the model and the strip c say of c's sparse noise
-// (sparsenoise.DetectWith, with the parts switched off removed), or nil
-// without a model.
-func (s *stripNoise) detect(c *msi.Cube) *sparsenoise.Report {
+// (sparsenoise.DetectWith, with the parts switched off removed), with the
+// impulses and dead pixels of pixels when it is not nil (withPixelsOf:
+// those the input shows, for a stabilised strip), or nil without a model.
+func (s *stripNoise) detect(c *msi.Cube, pixels *sparsenoise.Report) *sparsenoise.Report {
 	if s.model == nil {
 		return nil
 	}
-	return s.parts.withParts(sparsenoise.DetectWith(c, s.model))
+	det := s.parts.withParts(sparsenoise.DetectWith(c, s.model))
+	if pixels != nil {
+		det = withPixelsOf(det, pixels)
+	}
+	return det
 }
 
 // denoise denoises the strip c by the path with method (the job's, or
@@ -417,7 +492,12 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 	if s.path == PathUnchanged {
 		return c, nil, nil
 	}
-	det := s.detect(c)
+	raw := c
+	var pixels *sparsenoise.Report
+	if s.stab != nil {
+		c, pixels = s.stab.forward(raw)
+	}
+	det := s.detect(c, pixels)
 	var mask []uint8
 	if det != nil {
 		mask = det.Mask
@@ -429,7 +509,7 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 	case PathGaussian, PathWhitened:
 		filled, _, fillErr := repair.FillMissing(c)
 		if errors.Is(fillErr, repair.ErrAllMasked) {
-			return c, mask, nil // no data at all: written back as missing
+			return raw, mask, nil // no data at all: written back as missing
 		}
 		if s.path == PathGaussian {
 			out, err = run(ctx, filled, s.sigma)
@@ -440,7 +520,7 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 		var removed *repair.Result
 		removed, err = repair.Remove(ctx, c, withSigmas(det, s.sigmas), run, s.opts)
 		if errors.Is(err, repair.ErrAllMasked) {
-			return c, mask, nil // nothing left to estimate the strip from: written back
+			return raw, mask, nil // nothing left to estimate the strip from: written back
 		}
 		if err == nil {
 			out = removed.Estimate
@@ -449,7 +529,10 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 	if err != nil {
 		return nil, nil, err
 	}
-	for i, v := range c.Data {
+	if s.stab != nil {
+		out = s.stab.Inverse(nil, out)
+	}
+	for i, v := range raw.Data {
 		if math.IsNaN(v) {
 			out.Data[i] = math.NaN()
 		}
@@ -464,6 +547,9 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 // as the first pass of every strip's repair has them.
 func (s *stripNoise) lines(in tile.Reader) tile.Reader {
 	if s.path == PathGaussian || s.path == PathUnchanged {
+		if s.stab != nil {
+			in = stabilisedLines{in, s.stab}
+		}
 		return filledLines{in}
 	}
 	return modelLines{in, s}
@@ -484,12 +570,16 @@ func (r modelLines) ReadLines(y0, n int) (*msi.Cube, error) {
 		return nil, err
 	}
 	s := r.noise
+	var pixels *sparsenoise.Report
+	if s.stab != nil {
+		c, pixels = s.stab.forward(c)
+	}
 	var z *msi.Cube
 	switch s.path {
 	case PathWhitened:
 		z, _, err = repair.FillMissing(c)
 	default:
-		z, err = repair.Prepare(c, s.detect(c), s.opts)
+		z, err = repair.Prepare(c, s.detect(c, pixels), s.opts)
 	}
 	if errors.Is(err, repair.ErrAllMasked) {
 		clear(c.Data)
@@ -505,45 +595,66 @@ func (r modelLines) ReadLines(y0, n int) (*msi.Cube, error) {
 
 // stripOutputs writes the cores of the strips to the result and, when
 // asked, to the mask and the residual, from what the strip's denoising
-// kept (keep) until its core is written.
+// kept (keep) until its core is written: to the outputs' writers, or in a
+// shard to its part, as its layers (the result, the mask, the residual).
 type stripOutputs struct {
-	result, mask, residual msi.WindowWriter
 	strips                 []tile.Strip
+	saveMask, saveResidual bool
+	// The writers of the outputs (createStripOutputs), or the part.
+	result, mask, residual msi.WindowWriter
+	part                   *shard.Part
 	// maskLines and residualLines are the kept strip's, as read.
 	maskLines, residualLines *msi.Cube
 }
 
-// createStripOutputs opens the result and the mask and residual asked
+// newStripOutputs returns the outputs of the job's strips, with neither
+// writers nor a part yet.
+func (j *Job) newStripOutputs(strips []tile.Strip) *stripOutputs {
+	return &stripOutputs{strips: strips, saveMask: j.SaveMask != "", saveResidual: j.SaveResidual != ""}
+}
+
+// layers returns the number of outputs o writes: the result, and the mask
+// and the residual when asked for.
+func (o *stripOutputs) layers() int {
+	n := 1
+	for _, on := range []bool{o.saveMask, o.saveResidual} {
+		if on {
+			n++
+		}
+	}
+	return n
+}
+
+// createStripOutputs opens o's result and the mask and residual asked
 // for, for writing in windows of lines.
-func (j *Job) createStripOutputs(ctx context.Context, height, width, bands int, meta msi.Metadata, strips []tile.Strip) (*stripOutputs, error) {
-	o := &stripOutputs{strips: strips}
+func (j *Job) createStripOutputs(ctx context.Context, o *stripOutputs, height, width, bands int, meta msi.Metadata) error {
 	var err error
 	if o.result, err = j.out.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored)); err != nil {
-		return nil, err
+		return err
 	}
-	if j.SaveMask != "" {
+	if o.saveMask {
 		m := meta
 		m.Fields = nil
 		m.Processing = fmt.Sprintf("%s denoise: mask of the pixels treated as missing (1 impulse, 2 dead, 3 both, 4 added for no data) in %s", j.Program, j.Input)
 		if o.mask, err = j.mask.CreateWindow(height, width, bands, m, msi.WriteOptions{Force: j.Force}); err != nil {
 			o.abort()
-			return nil, err
+			return err
 		}
 	}
-	if j.SaveResidual != "" {
+	if o.saveResidual {
 		if o.residual, err = j.residual.CreateWindow(height, width, bands, meta, j.writeOptions(ctx, meta.Stored)); err != nil {
 			o.abort()
-			return nil, err
+			return err
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // keep keeps the mask and the residual of the strip c (as read) whose
 // result is result and mask mask (nil: only its missing voxels), when
 // they are asked for.
 func (o *stripOutputs) keep(c, result *msi.Cube, mask []uint8) {
-	if o.mask != nil {
+	if o.saveMask {
 		o.maskLines = msi.NewCube(c.Height, c.Width, c.Bands)
 		for i, v := range c.Data {
 			switch {
@@ -554,7 +665,7 @@ func (o *stripOutputs) keep(c, result *msi.Cube, mask []uint8) {
 			}
 		}
 	}
-	if o.residual != nil {
+	if o.saveResidual {
 		o.residualLines = msi.NewCube(c.Height, c.Width, c.Bands)
 		for i, v := range c.Data {
 			o.residualLines.Data[i] = v - result.Data[i]
@@ -563,42 +674,39 @@ func (o *stripOutputs) keep(c, result *msi.Cube, mask []uint8) {
 }
 
 // WriteLines writes core, the core of the strip whose core starts at line
-// y0, to the result, and the same lines of the kept mask and residual.
+// y0, to the result, and the same lines of the kept mask and residual;
+// in a shard, all of them to its part.
 func (o *stripOutputs) WriteLines(core *msi.Cube, y0 int) error {
-	if err := o.result.WriteLines(core, y0); err != nil {
-		return err
-	}
-	if o.mask == nil && o.residual == nil {
-		return nil
-	}
-	i := slices.IndexFunc(o.strips, func(s tile.Strip) bool { return s.Core.Start == y0 })
-	top := y0 - o.strips[i].Read.Start
-	for _, k := range []struct {
-		w     msi.WindowWriter
-		lines *msi.Cube
-	}{{o.mask, o.maskLines}, {o.residual, o.residualLines}} {
-		if k.w == nil {
-			continue
-		}
-		if err := k.w.WriteLines(k.lines.Crop(top, 0, 0, core.Height, core.Width, core.Bands), y0); err != nil {
-			return err
+	layers := []*msi.Cube{core}
+	if o.saveMask || o.saveResidual {
+		i := slices.IndexFunc(o.strips, func(s tile.Strip) bool { return s.Core.Start == y0 })
+		top := y0 - o.strips[i].Read.Start
+		for _, k := range []struct {
+			on    bool
+			lines *msi.Cube
+		}{{o.saveMask, o.maskLines}, {o.saveResidual, o.residualLines}} {
+			if k.on {
+				layers = append(layers, k.lines.Crop(top, 0, 0, core.Height, core.Width, core.Bands))
+			}
 		}
 	}
-	return nil
+	if o.part != nil {
+		return o.part.WriteLines(y0, layers...)
+	}
+	return o.writeLayers(y0, layers)
 }
 
-// commitSaved puts the mask and the residual, when asked for, in place
-// into set, after the result (commitStrips).
-func (o *stripOutputs) commitSaved(j *Job, set *outputSet) error {
-	for _, k := range []struct {
-		w msi.WindowWriter
-		t formats.Target
-	}{{o.mask, j.mask}, {o.residual, j.residual}} {
-		if k.w == nil {
-			continue
+// writeLayers writes the lines from y0 of every layer (the result, then
+// the mask and the residual asked for) to its output's writer.
+func (o *stripOutputs) writeLayers(y0 int, layers []*msi.Cube) error {
+	writers := []msi.WindowWriter{o.result}
+	for _, w := range []msi.WindowWriter{o.mask, o.residual} {
+		if w != nil {
+			writers = append(writers, w)
 		}
-		if err := set.write(k.t.Outputs(), k.w.Commit); err != nil {
-			o.abort()
+	}
+	for i, w := range writers {
+		if err := w.WriteLines(layers[i], y0); err != nil {
 			return err
 		}
 	}

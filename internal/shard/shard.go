@@ -13,15 +13,22 @@
 //     part's name, ".tmp-" and a random suffix) and renamed into place
 //     when complete, so a part under its own name is always whole: it holds
 //     the shard's cores (whole lines of the output, as float64, in the
-//     layout of an msi.Cube) followed by a trailer that records the run's
-//     key (the settings and input that made it), the lines of every core
-//     and the shard's processing line. An interrupted or failed shard
-//     removes its temporary file; one killed outright leaves it under its
-//     temporary name, which no one reads, and Clean removes with the rest.
+//     layout of an msi.Cube; each core's lines of every layer, one layer
+//     after the other, when the run writes other outputs of the same size
+//     with it, a mask or a residual) followed by a trailer that records the
+//     run's key (the settings and input that made it) and its settings as
+//     text, the number of layers, the lines of every core and the shard's
+//     processing line. An interrupted or failed shard removes its
+//     temporary file; one killed outright leaves it under its temporary
+//     name, which no one reads, and Clean removes with the rest.
 //   - After its part is in place, a shard reads the N parts (Ready). A part
-//     missing, or one of another run (another key), means another shard is
-//     not done: this shard stops, its part waiting. The last shard to put
-//     its part in place finds them all, since it looks after its own rename.
+//     missing means another shard is not done: this shard stops, its part
+//     waiting. The last shard to put its part in place finds them all,
+//     since it looks after its own rename. Every part in place but one of
+//     another run (another key: other settings, another input) is an
+//     error, an *OtherRunError, that says how the settings differ: the
+//     shards were not given the same flags, and that shard is to be run
+//     again with this one's (its part is then replaced).
 //   - Two shards that finish together may both find every part: the one
 //     that creates ".OUT.shards-of-N.assembling" with O_EXCL (Claim) writes
 //     the output, the other stops. The claim records its host and process:
@@ -52,6 +59,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,7 +107,18 @@ type Set struct {
 	// Key identifies the run (its settings and input): a part with
 	// another key is another run's and is not assembled.
 	Key string
+	// Settings says what Key identifies, one "name=value" a line, for
+	// the message that compares a part of another run with this one
+	// (OtherRunError); it is recorded in every part.
+	Settings string
+	// Layers is the number of outputs of the same size written together,
+	// whose lines every part holds: the output, then, for example, a mask
+	// and a residual (0 is 1, the output alone).
+	Layers int
 }
+
+// layers returns the number of layers of the set's parts.
+func (s Set) layers() int { return max(1, s.Layers) }
 
 // PartPath returns the path of the part of shard index.
 func (s Set) PartPath(index int) string {
@@ -117,7 +136,11 @@ func (s Set) hidden(suffix string) string {
 // trailer is what a part records after its cores.
 type trailer struct {
 	Key          string
+	Settings     string
 	Width, Bands int
+	// Layers is the number of layers of every core (0, in a part written
+	// before there were layers, is 1).
+	Layers int
 	// Cores are the line ranges [start, end) of the cores, in the order
 	// their values are stored.
 	Cores [][2]int
@@ -136,30 +159,40 @@ type Part struct {
 	buf     []byte
 }
 
-// Create starts the part of shard index for an output width samples ×
+// Create starts the part of shard index for outputs width samples ×
 // bands bands wide. Nothing exists under the part's name until Commit.
 func (s Set) Create(index, width, bands int) (*Part, error) {
 	f, err := atomicfile.Create(s.PartPath(index), true)
 	if err != nil {
 		return nil, err
 	}
-	return &Part{f: f, trailer: trailer{Key: s.Key, Width: width, Bands: bands}}, nil
+	return &Part{f: f, trailer: trailer{Key: s.Key, Settings: s.Settings, Width: width, Bands: bands, Layers: s.layers()}}, nil
 }
 
-// WriteLines appends the lines of c, lines y0 .. y0+c.Height−1 of the
-// output, to the part. c must have the part's width and bands.
-func (p *Part) WriteLines(c *msi.Cube, y0 int) error {
-	if c.Width != p.trailer.Width || c.Bands != p.trailer.Bands {
-		return fmt.Errorf("%s: lines of %d×%d written to a part of %d samples × %d bands", p.f.Path(), c.Width, c.Bands, p.trailer.Width, p.trailer.Bands)
+// WriteLines appends lines y0 .. y0+h−1 of every layer to the part: the
+// cubes layers, one a layer in the set's order, all h lines high, with
+// the part's width and bands.
+func (p *Part) WriteLines(y0 int, layers ...*msi.Cube) error {
+	t := &p.trailer
+	if len(layers) != t.Layers {
+		return fmt.Errorf("%s: %d layers written to a part of %d", p.f.Path(), len(layers), t.Layers)
 	}
-	p.buf = p.buf[:0]
-	for _, v := range c.Data {
-		p.buf = binary.LittleEndian.AppendUint64(p.buf, math.Float64bits(v))
+	for _, c := range layers {
+		if c.Width != t.Width || c.Bands != t.Bands || c.Height != layers[0].Height {
+			return fmt.Errorf("%s: lines of %d×%d×%d written to a part of %d samples × %d bands (%d lines)",
+				p.f.Path(), c.Height, c.Width, c.Bands, t.Width, t.Bands, layers[0].Height)
+		}
 	}
-	if _, err := p.f.Write(p.buf); err != nil {
-		return fmt.Errorf("%s: %v", p.f.Path(), err)
+	for _, c := range layers {
+		p.buf = p.buf[:0]
+		for _, v := range c.Data {
+			p.buf = binary.LittleEndian.AppendUint64(p.buf, math.Float64bits(v))
+		}
+		if _, err := p.f.Write(p.buf); err != nil {
+			return fmt.Errorf("%s: %v", p.f.Path(), err)
+		}
 	}
-	p.trailer.Cores = append(p.trailer.Cores, [2]int{y0, y0 + c.Height})
+	t.Cores = append(t.Cores, [2]int{y0, y0 + layers[0].Height})
 	return nil
 }
 
@@ -188,10 +221,12 @@ type Parts struct {
 }
 
 // Ready returns the parts when every shard's is in place with the set's
-// key, and ok false otherwise. A part that cannot be read as one is an
-// error naming it.
+// key, and ok false when some is not in place. A part that cannot be read
+// as one is an error naming it; every part in place but some of another
+// run is an *OtherRunError for the first such.
 func (s Set) Ready() (parts *Parts, ok bool, err error) {
 	parts = &Parts{}
+	var other *OtherRunError
 	for i := 1; i <= s.Count; i++ {
 		path := s.PartPath(i)
 		t, err := readTrailer(path)
@@ -201,13 +236,77 @@ func (s Set) Ready() (parts *Parts, ok bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		if t.Key != s.Key {
-			return nil, false, nil
+		if !s.holds(t) {
+			if other == nil {
+				other = &OtherRunError{Index: i, Count: s.Count, Path: path, Differs: differs(t.Settings, s.Settings)}
+			}
+			continue
 		}
 		parts.paths = append(parts.paths, path)
 		parts.trailers = append(parts.trailers, t)
 	}
+	if other != nil {
+		return nil, false, other
+	}
 	return parts, true, nil
+}
+
+// holds reports whether a part with trailer t is of the set's run.
+func (s Set) holds(t trailer) bool {
+	return t.Key == s.Key && max(1, t.Layers) == s.layers()
+}
+
+// OtherRunError is Ready's error when every part is in place but the part
+// of shard Index is of another run: its shard was given other flags (or
+// another input), and a shard run again with this one's settings
+// replaces it.
+type OtherRunError struct {
+	Index, Count int
+	Path         string
+	// Differs lists the settings of that part and of this run that
+	// differ, "" when they agree (the key covers what they do not say).
+	Differs string
+}
+
+func (e *OtherRunError) Error() string {
+	why := "other settings or another input"
+	if e.Differs != "" {
+		why = e.Differs
+	}
+	return fmt.Sprintf("%s: the part of shard %d/%d is of another run (%s): give every shard the same flags, and run shard %d/%d again with these (its part is then replaced)",
+		e.Path, e.Index, e.Count, why, e.Index, e.Count)
+}
+
+// maxDiffers bounds the settings an OtherRunError lists from either side.
+const maxDiffers = 4
+
+// differs says which lines of the settings there (a part's) and here
+// (this run's) the other lacks, as "--a=1 there, --a=2 here" or "--b=3
+// there and not here"; "" when the two have the same lines.
+func differs(there, here string) string {
+	only := func(a, b string) string {
+		var out []string
+		others := strings.Split(b, "\n")
+		for _, l := range strings.Split(a, "\n") {
+			if l != "" && !slices.Contains(others, l) {
+				out = append(out, l)
+			}
+		}
+		if len(out) > maxDiffers {
+			out = append(out[:maxDiffers], "…")
+		}
+		return strings.Join(out, " ")
+	}
+	a, b := only(there, here), only(here, there)
+	switch {
+	case a == "" && b == "":
+		return ""
+	case a == "":
+		return b + " here and not there"
+	case b == "":
+		return a + " there and not here"
+	}
+	return a + " there, " + b + " here"
 }
 
 // Done reports whether the part of shard index is in place with the set's
@@ -215,7 +314,7 @@ func (s Set) Ready() (parts *Parts, ok bool, err error) {
 // again).
 func (s Set) Done(index int) bool {
 	t, err := readTrailer(s.PartPath(index))
-	return err == nil && t.Key == s.Key
+	return err == nil && s.holds(t)
 }
 
 // readTrailer reads the trailer of the part at path and checks that the
@@ -252,7 +351,7 @@ func readTrailer(path string) (trailer, error) {
 	}
 	var values int64
 	for _, c := range t.Cores {
-		values += int64(c[1]-c[0]) * int64(t.Width) * int64(t.Bands)
+		values += int64(c[1]-c[0]) * int64(t.Width) * int64(t.Bands) * int64(max(1, t.Layers))
 	}
 	if values*8 != size-int64(len(end))-int64(n) {
 		return t, fmt.Errorf("%s: a part whose size does not match its trailer", path)
@@ -275,9 +374,10 @@ func (p *Parts) Processing() string {
 }
 
 // Each calls fn with every core of the parts, in the order of the parts
-// and of the cores in each, one core in memory at a time; it stops at
+// and of the cores in each: the lines from y0 of every layer, in the
+// set's order of the layers, one core in memory at a time; it stops at
 // fn's first error.
-func (p *Parts) Each(fn func(c *msi.Cube, y0 int) error) error {
+func (p *Parts) Each(fn func(y0 int, layers []*msi.Cube) error) error {
 	for i, path := range p.paths {
 		if err := eachCore(path, p.trailers[i], fn); err != nil {
 			return err
@@ -287,26 +387,30 @@ func (p *Parts) Each(fn func(c *msi.Cube, y0 int) error) error {
 }
 
 // eachCore is Each for the part at path with trailer t.
-func eachCore(path string, t trailer, fn func(c *msi.Cube, y0 int) error) error {
+func eachCore(path string, t trailer, fn func(y0 int, layers []*msi.Cube) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	var raw []byte
+	layers := make([]*msi.Cube, max(1, t.Layers))
 	for _, core := range t.Cores {
-		c := msi.NewCube(core[1]-core[0], t.Width, t.Bands)
-		if need := 8 * len(c.Data); cap(raw) < need {
-			raw = make([]byte, need)
+		for l := range layers {
+			c := msi.NewCube(core[1]-core[0], t.Width, t.Bands)
+			if need := 8 * len(c.Data); cap(raw) < need {
+				raw = make([]byte, need)
+			}
+			raw = raw[:8*len(c.Data)]
+			if _, err := io.ReadFull(f, raw); err != nil {
+				return fmt.Errorf("%s: %v", path, err)
+			}
+			for i := range c.Data {
+				c.Data[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+			}
+			layers[l] = c
 		}
-		raw = raw[:8*len(c.Data)]
-		if _, err := io.ReadFull(f, raw); err != nil {
-			return fmt.Errorf("%s: %v", path, err)
-		}
-		for i := range c.Data {
-			c.Data[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
-		}
-		if err := fn(c, core[0]); err != nil {
+		if err := fn(core[0], layers); err != nil {
 			return err
 		}
 	}

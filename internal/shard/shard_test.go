@@ -1,10 +1,12 @@
 package shard
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"tdsc/internal/msi"
@@ -40,97 +42,168 @@ func randomCube(rng *rand.Rand, h, w, b int) *msi.Cube {
 	return c
 }
 
-// TestPartsRoundTrip writes a random cube's lines as the parts of three
-// shards, in cores of random heights, and checks that the parts give back
-// every line, bit for bit, in order, with the processing line of the shard
-// that holds the last line; a missing part or one of another key is not
-// ready.
+// TestPartsRoundTrip writes the lines of random cubes, one a layer, as
+// the parts of three shards, in cores of random heights, and checks that
+// the parts give back every line of every layer, bit for bit, in order,
+// with the processing line of the shard that holds the last line; a
+// missing part is not ready, a part of another key or other layers is an
+// *OtherRunError.
 func TestPartsRoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	const h, w, b = 23, 5, 3
-	cube := randomCube(rng, h, w, b)
-	set := Set{Out: filepath.Join(t.TempDir(), "out.hdr"), Count: 3, Key: "k"}
-	cuts := []int{0, 7, 7, h} // the second shard has no lines
-	for i := 1; i <= 3; i++ {
-		if _, ok, err := set.Ready(); ok || err != nil {
-			t.Fatalf("ready with %d of 3 parts: %v", i-1, err)
+	for _, layers := range []int{1, 3} {
+		rng := rand.New(rand.NewPCG(1, uint64(layers)))
+		const h, w, b = 23, 5, 3
+		cubes := make([]*msi.Cube, layers)
+		for l := range cubes {
+			cubes[l] = randomCube(rng, h, w, b)
 		}
-		p, err := set.Create(i, w, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lo, hi := cuts[i-1], cuts[i]
-		for y := lo; y < hi; {
-			n := min(hi-y, 1+rng.IntN(5))
-			if err := p.WriteLines(cube.Crop(y, 0, 0, n, w, b), y); err != nil {
+		set := Set{Out: filepath.Join(t.TempDir(), "out.hdr"), Count: 3, Key: "k", Settings: "--a=1\n", Layers: layers}
+		cuts := []int{0, 7, 7, h} // the second shard has no lines
+		for i := 1; i <= 3; i++ {
+			if _, ok, err := set.Ready(); ok || err != nil {
+				t.Fatalf("%d layers: ready with %d of 3 parts: %v", layers, i-1, err)
+			}
+			p, err := set.Create(i, w, b)
+			if err != nil {
 				t.Fatal(err)
 			}
-			y += n
+			lo, hi := cuts[i-1], cuts[i]
+			for y := lo; y < hi; {
+				n := min(hi-y, 1+rng.IntN(5))
+				lines := make([]*msi.Cube, layers)
+				for l, c := range cubes {
+					lines[l] = c.Crop(y, 0, 0, n, w, b)
+				}
+				if err := p.WriteLines(y, lines...); err != nil {
+					t.Fatal(err)
+				}
+				y += n
+			}
+			if err := p.Commit("shard " + string(rune('0'+i))); err != nil {
+				t.Fatal(err)
+			}
+			if !set.Done(i) {
+				t.Fatalf("%d layers: part %d not done once committed", layers, i)
+			}
 		}
-		if err := p.Commit("shard " + string(rune('0'+i))); err != nil {
-			t.Fatal(err)
+		other := set
+		other.Key = "other"
+		if other.Done(1) {
+			t.Errorf("%d layers: a part of key k is done for key other", layers)
 		}
-		if !set.Done(i) {
-			t.Fatalf("part %d not done once committed", i)
+		parts, ok, err := set.Ready()
+		if !ok || err != nil {
+			t.Fatalf("%d layers: not ready with every part: %v", layers, err)
 		}
-	}
-	if (Set{Out: set.Out, Count: 3, Key: "other"}).Done(1) {
-		t.Error("a part of key k is done for key other")
-	}
-	parts, ok, err := set.Ready()
-	if !ok || err != nil {
-		t.Fatalf("not ready with every part: %v", err)
-	}
-	if got := parts.Processing(); got != "shard 3" {
-		t.Errorf("processing %q, want the last shard's", got)
-	}
-	got := msi.NewCube(h, w, b)
-	next := 0
-	err = parts.Each(func(c *msi.Cube, y0 int) error {
-		if y0 != next {
-			t.Fatalf("core at line %d, want %d", y0, next)
+		if got := parts.Processing(); got != "shard 3" {
+			t.Errorf("%d layers: processing %q, want the last shard's", layers, got)
 		}
-		for bb := range b {
-			for y := range c.Height {
-				for x := range w {
-					got.Set(y0+y, x, bb, c.At(y, x, bb))
+		got := make([]*msi.Cube, layers)
+		for l := range got {
+			got[l] = msi.NewCube(h, w, b)
+		}
+		next := 0
+		err = parts.Each(func(y0 int, lines []*msi.Cube) error {
+			if y0 != next || len(lines) != layers {
+				t.Fatalf("%d layers: core at line %d of %d layers, want line %d", layers, y0, len(lines), next)
+			}
+			for l, c := range lines {
+				for bb := range b {
+					for y := range c.Height {
+						for x := range w {
+							got[l].Set(y0+y, x, bb, c.At(y, x, bb))
+						}
+					}
+				}
+			}
+			next += lines[0].Height
+			return nil
+		})
+		if err != nil || next != h {
+			t.Fatalf("%d layers: Each: %v, %d lines", layers, err, next)
+		}
+		for l := range cubes {
+			for i := range cubes[l].Data {
+				if math.Float64bits(got[l].Data[i]) != math.Float64bits(cubes[l].Data[i]) {
+					t.Fatalf("%d layers: layer %d, value %d: %v, want %v", layers, l, i, got[l].Data[i], cubes[l].Data[i])
 				}
 			}
 		}
-		next += c.Height
-		return nil
-	})
-	if err != nil || next != h {
-		t.Fatalf("Each: %v, %d lines", err, next)
-	}
-	for i := range cube.Data {
-		if math.Float64bits(got.Data[i]) != math.Float64bits(cube.Data[i]) {
-			t.Fatalf("value %d: %v, want %v", i, got.Data[i], cube.Data[i])
+		// Every part is there but of another run: an error that names the
+		// first part and says how the settings differ.
+		other.Settings = "--a=2\n--b=x\n"
+		_, ok, err = other.Ready()
+		var oe *OtherRunError
+		if ok || !errors.As(err, &oe) || oe.Index != 1 || oe.Path != set.PartPath(1) {
+			t.Fatalf("%d layers: parts of key k ready for key other: %v, %v", layers, ok, err)
+		}
+		if want := "--a=1 there, --a=2 --b=x here"; oe.Differs != want {
+			t.Errorf("%d layers: the settings differ by %q, want %q", layers, oe.Differs, want)
+		}
+		otherLayers := set
+		otherLayers.Layers = layers%3 + 1
+		if _, _, err := otherLayers.Ready(); !errors.As(err, &oe) {
+			t.Errorf("parts of %d layers ready for %d: %v", layers, otherLayers.Layers, err)
+		}
+		if otherLayers.Done(1) {
+			t.Errorf("a part of %d layers is done for %d", layers, otherLayers.Layers)
+		}
+		// A part cut short is an error naming it, not a part.
+		path := set.PartPath(2)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, fi.Size()-1); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := set.Ready(); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%d layers: a part cut short is ready: %v", layers, err)
+		}
+		// What a shard killed outright leaves: its part's temporary file.
+		stray := filepath.Join(filepath.Dir(set.Out), "."+filepath.Base(set.PartPath(1))+".tmp-123")
+		if err := os.WriteFile(stray, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		set.Clean()
+		if names, _ := os.ReadDir(filepath.Dir(set.Out)); len(names) != 0 {
+			t.Errorf("%d layers: Clean left %v", layers, names)
 		}
 	}
-	if _, ok, _ := (Set{Out: set.Out, Count: 3, Key: "other"}).Ready(); ok {
-		t.Error("parts of key k ready for key other")
+}
+
+// TestDiffers checks the message of the settings of a part and of this
+// run: what either lacks, in the order of their lines.
+func TestDiffers(t *testing.T) {
+	for _, c := range []struct{ there, here, want string }{
+		{"--a=1\n--b=2\n", "--b=2\n--a=1\n", ""},
+		{"--a=1\n", "--a=1\n--m=x\n", "--m=x here and not there"},
+		{"--a=1\n--m=x\n", "--a=1\n", "--m=x there and not here"},
+		{"--a=1\n", "--a=2\n", "--a=1 there, --a=2 here"},
+		{"1\n2\n3\n4\n5\n6\n", "", "1 2 3 4 … there and not here"},
+	} {
+		if got := differs(c.there, c.here); got != c.want {
+			t.Errorf("differs(%q, %q) = %q, want %q", c.there, c.here, got, c.want)
+		}
 	}
-	// A part cut short is an error naming it, not a part.
-	path := set.PartPath(2)
-	fi, err := os.Stat(path)
+}
+
+// TestWriteLinesChecks checks that a part refuses lines of another number
+// of layers or another size.
+func TestWriteLinesChecks(t *testing.T) {
+	p, err := Set{Out: filepath.Join(t.TempDir(), "o.hdr"), Count: 2, Key: "k", Layers: 2}.Create(1, 4, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(path, fi.Size()-1); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := set.Ready(); err == nil {
-		t.Error("a part cut short is ready")
-	}
-	// What a shard killed outright leaves: its part's temporary file.
-	stray := filepath.Join(filepath.Dir(set.Out), "."+filepath.Base(set.PartPath(1))+".tmp-123")
-	if err := os.WriteFile(stray, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	set.Clean()
-	if names, _ := os.ReadDir(filepath.Dir(set.Out)); len(names) != 0 {
-		t.Errorf("Clean left %v", names)
+	defer p.Abort()
+	for _, layers := range [][]*msi.Cube{
+		{msi.NewCube(2, 4, 3)},
+		{msi.NewCube(2, 4, 3), msi.NewCube(3, 4, 3)},
+		{msi.NewCube(2, 4, 3), msi.NewCube(2, 4, 2)},
+	} {
+		if err := p.WriteLines(0, layers...); err == nil {
+			t.Errorf("a part of 2 layers of 4×3 took %d layers of %d×%d×%d, %d×%d×%d", len(layers),
+				layers[0].Height, layers[0].Width, layers[0].Bands, layers[len(layers)-1].Height, layers[len(layers)-1].Width, layers[len(layers)-1].Bands)
+		}
 	}
 }
 
@@ -141,7 +214,7 @@ func TestAbortLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WriteLines(msi.NewCube(3, 2, 2), 0); err != nil {
+	if err := p.WriteLines(0, msi.NewCube(3, 2, 2)); err != nil {
 		t.Fatal(err)
 	}
 	p.Abort()

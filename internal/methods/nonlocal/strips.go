@@ -52,7 +52,8 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // and the rank of the low-rank stage, unless Options.Rank gives it
 // (StreamedRank over the strips' lines, its threshold raised on
 // eigen-images by the excess of their noise, as ChooseRank's is in the
-// whole run). The Denoiser it returns projects every strip on the basis,
+// whole run), or from the directions of signal the caller counted
+// (WithSignalDirections), as in the whole run. The Denoiser it returns projects every strip on the basis,
 // denoises it with the pilot and the rank, and returns to the bands as
 // μ + ẐEᵀ, the whole cube's spectra, where the whole run fits each
 // image's spectrum to the noisy bands (spectraOf). That regression needs
