@@ -91,15 +91,7 @@ func TestPrepareStrips(t *testing.T) {
 		if draft.pilot != prepared.pilot || draft.Options.Rank != prepared.Options.Rank {
 			t.Errorf("the draft keeps the pilot: %v; its rank %d, the prepared method's %d", draft.pilot == prepared.pilot, draft.Options.Rank, prepared.Options.Rank)
 		}
-		got := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
-		err = tile.Run(context.Background(), tiletest.Lines{Cube: noisy}, tiletest.Lines{Cube: got}, strips,
-			func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
-				out, _, err := prepared.Denoise(ctx, c, sigma)
-				return out, err
-			}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, _ := denoiseInStrips(t, prepared, noisy, strips, sigma)
 		stripsOut = append(stripsOut, got)
 		if threads > 1 {
 			continue
@@ -297,6 +289,24 @@ func TestPrepareStripsEigenImages(t *testing.T) {
 	}
 }
 
+// denoiseInStrips returns the cube noisy denoised by m strip by strip
+// (tile.Run, as the pipeline runs strips), and the last strip's Result.
+func denoiseInStrips(t *testing.T, m denoise.Method, noisy *msi.Cube, strips []tile.Strip, sigma float64) (*msi.Cube, denoise.Result) {
+	t.Helper()
+	out := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
+	var last denoise.Result
+	err := tile.Run(context.Background(), tile.Lines{Cube: noisy}, tile.Lines{Cube: out}, strips,
+		func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
+			x, res, err := m.Denoise(ctx, c, sigma)
+			last = res
+			return x, err
+		}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, last
+}
+
 // tallCube returns a height×24×8 cube cut from the committed balloons crop
 // (its lines reflected at the crop's edges to reach the height), and the
 // cube with Gaussian noise of σ (seed 1).
@@ -348,17 +358,7 @@ func TestDenoiseInBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stripsOut := msi.NewCube(noisy.Height, noisy.Width, noisy.Bands)
-		var stripRes denoise.Result
-		err = tile.Run(context.Background(), tile.Lines{Cube: noisy}, tile.Lines{Cube: stripsOut}, strips,
-			func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
-				out, r, err := prepared.Denoise(ctx, c, sigma)
-				stripRes = r
-				return out, err
-			}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		stripsOut, stripRes := denoiseInStrips(t, prepared, noisy, strips, sigma)
 		if !slices.Equal(whole.Data, stripsOut.Data) {
 			t.Fatalf("%d threads: the whole cube's result is not the strips' (RMS difference %.3g)", threads, cubetest.RMSE(whole, stripsOut))
 		}
