@@ -22,13 +22,14 @@
 //     regularisation), with λ = 0.1 and δ = 0.6.
 //
 // Bands: on a cube of B bands whose signal the k spectral eigen-images hold
-// with k ≤ B/4 (EigenImages, useEigenImages), the whole chain runs on the
-// eigen-images Z = (Y − μ)E instead of the bands (they keep white noise of
-// the same σ; E the leading spectral directions of the means of 4×4 blocks
-// of pixels), its last Wiener pass on all k of them in the estimate's
-// basis instead of the full spectrum, and returns μ plus the estimated
-// eigen-images each with its spectrum fitted to Y in least squares: the
-// stages cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
+// with k ≤ B/4 (EigenImages, useEigenImages), the pilot and the Wiener
+// passes run on the eigen-images Z = (Y − μ)E instead of the bands (they
+// keep white noise of the same σ; E the leading spectral directions of the
+// means of 4×4 blocks of pixels), the last Wiener pass on all k of them in
+// the estimate's basis instead of the full spectrum; the low-rank rounds
+// then run on the bands with a pilot whose spectra are fitted to Y outside
+// E and smoothed (bandPilot), in strips on the eigen-images: the pilot and
+// the Wiener passes cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
 // scene) keep the chain on the bands. See eigen.go.
 //
 // A cube denoised in strips (package tile) learns once, from the whole
@@ -262,9 +263,11 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	// What afterStage is given: the estimate on the bands.
+	// What afterStage is given: the estimate on the bands. onEigen: x
+	// holds eigen-images.
+	onEigen := bands != nil
 	onBands := func(x *msi.Cube) *msi.Cube {
-		if bands == nil {
+		if !onEigen {
 			return x
 		}
 		return bands.Reconstruct(x)
@@ -306,6 +309,14 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, denoise.Result{}, err
 		}
 	}
+	if onEigen && d.pilot == nil {
+		// A whole cube's low-rank rounds run on the bands, their subspace
+		// fitted on a pilot whose spectra are not confined to E (bandPilot).
+		if x, err = bandPilot(full, bands, x, sigma); err != nil {
+			return nil, denoise.Result{}, err
+		}
+		noisy, excess, onEigen = full, 0, false
+	}
 	rank := o.Rank
 	switch {
 	case rank == 0 && d.counted:
@@ -336,10 +347,8 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
 	if bands != nil {
 		// A strip returns by E's spectra (PrepareStrips says why).
-		if d.pilot != nil {
+		if onEigen {
 			x = bands.Reconstruct(x)
-		} else if x, err = spectraOf(full, bands.Mean, x); err != nil {
-			return nil, denoise.Result{}, err
 		}
 		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)
 	}

@@ -50,12 +50,13 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (twodsc's PrepareTiles: on the bands, the same dictionary bit for bit),
 // and the rank of the low-rank stage, unless Options.Rank gives it
 // (StreamedRank over the strips' lines, its threshold raised on
-// eigen-images by the excess of their noise, as ChooseRank's is in the
-// whole run). The Denoiser it returns projects every strip on the basis,
-// denoises it with the pilot and the rank, and returns to the bands as
-// μ + ẐEᵀ, the whole cube's spectra, where the whole run fits each
-// image's spectrum to the noisy bands (spectraOf). That regression needs
-// the estimate, so in strips it would be a strip's, and on a strip's
+// eigen-images by the excess of their noise). The Denoiser it returns
+// projects every strip on the basis, denoises it with the pilot and the
+// rank, its low-rank rounds on the eigen-images too, and returns to the
+// bands as μ + ẐEᵀ, the whole cube's spectra, where the whole run's rounds
+// return to the bands with spectra fitted to the noisy bands (bandPilot).
+// That fit needs the estimate, so in strips it would be a strip's, and on
+// a strip's
 // fewer pixels its noise (σ²·r/N per voxel) outweighs what it corrects:
 // on the 256×256 balloons crop at 224 bands in strips of 64 lines it ended
 // 0.5 dB below ẐEᵀ, and spectra fitted once per cube from the pixels'
