@@ -187,8 +187,9 @@ read, denoised and written in strips of lines with a halo; for `+which(denoise.S
 result is the whole cube's, bit for bit on Gaussian noise; the default learns its pilot's
 dictionary and its rank once from the whole cube, and each strip comes close to the
 whole run. The sparse noise and the bands' σ are found as on the whole cube, from one
-noise model of the whole cube fitted over windows of lines before any strip; a
-signal-dependent noise level is not looked for in strips.`) + `
+noise model of the whole cube fitted over windows of lines before any strip, and so
+is a signal-dependent noise level: each strip is then stabilised with the whole
+cube's transform.`) + `
 
 ` + wrap(`--shard I/N denoises only the I-th of N shares of the strips, into a hidden part
 beside --out (with its lines of --save-mask and --save-residual); started together on

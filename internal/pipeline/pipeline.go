@@ -12,8 +12,10 @@
 //     fit the memory budget (the method's BytesPerVoxel per voxel plus
 //     FixedMemory). In strips the noise below is judged by one model of
 //     the whole cube, fitted over windows of lines (sparsenoise.Fit), and
-//     every strip's local sparse noise found with it (strips.go); the
-//     signal-dependent noise is not looked for.
+//     every strip's local sparse noise found with it (strips.go), and
+//     the bands' noise-level functions fitted in the same pass
+//     (noiselevel.Stream): signal-dependent noise is stabilised strip by
+//     strip with the whole cube's transform (stabilise_strips.go).
 //  2. What the noise is (NoiseModel). Missing voxels (no data: NaN in the
 //     cube, and the voxels a --mask file marks) are data of no kind: they
 //     are left out of every statistic, filled before denoising (package

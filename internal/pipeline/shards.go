@@ -70,7 +70,8 @@ func (j *Job) shardSet(o *stripOutputs, sigma float64, width, bands int) shard.S
 // the parts into set (with the dictionary prepared, if asked for) and
 // removes them; otherwise out.Waiting says that the output waits for
 // other shards. A part of another run there when every part is there is
-// a *shard.OtherRunError.
+// an error that wraps a *shard.OtherRunError, which says how the settings
+// differ.
 func (j *Job) runShard(ctx context.Context, in tile.Reader, o *stripOutputs, fn tile.Func, processing func() string,
 	sigma float64, meta msi.Metadata, prepared denoise.Result, set *outputSet, out *Outcome, log report.Reporter) error {
 	height, width, bands := in.Size()

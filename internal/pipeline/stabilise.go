@@ -44,12 +44,30 @@ type stabiliser struct {
 // fit leaves out the impulses and dead pixels it found. A given σ keeps
 // the Gaussian model, said on log when the noise looks signal-dependent.
 func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Reporter) (*stabiliser, error) {
-	m := j.Noise
-	if m.Signal == SignalGaussian {
+	if j.Noise.Signal == SignalGaussian {
 		return nil, nil
 	}
+	means := func() []float64 { return vst.Means(withoutSparse(noisy, det)) }
+	return j.chooseStabiliser(noisy.Bands, means, func() *noiselevel.Report {
+		var opts noiselevel.Options
+		if det != nil {
+			opts.Mask = sparseMask(det)
+		}
+		t := time.Now()
+		fit := noiselevel.Estimate(noisy, opts)
+		log.Logf("%s (fitted in %.1f s)", fit.Summary(), time.Since(t).Seconds())
+		return fit
+	}, log)
+}
+
+// chooseStabiliser is stabiliser's decision for a cube of the given
+// bands, whose band means (with the sparse noise left out) means returns
+// and whose noise-level functions fit fits (and says on log), each called
+// only when needed. The model is not SignalGaussian.
+func (j *Job) chooseStabiliser(bands int, means func() []float64, fit func() *noiselevel.Report, log report.Reporter) (*stabiliser, error) {
+	m := j.Noise
 	if m.Params != nil {
-		levels, err := noise.ExpandLevels("noise-params", m.Params, noisy.Bands)
+		levels, err := noise.ExpandLevels("noise-params", m.Params, bands)
 		if err != nil {
 			return nil, err
 		}
@@ -61,31 +79,25 @@ func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 			a[band], b[band] = l.A, l.B
 		}
 		log.Logf("noise: Poisson-Gaussian, σ²(x) = a·x + b as given: %s", noise.Levels(levels))
-		return &stabiliser{vst.New(withoutSparse(noisy, det), a, b), "given"}, nil
+		return &stabiliser{vst.FromMeans(means(), a, b), "given"}, nil
 	}
-	var opts noiselevel.Options
-	if det != nil {
-		opts.Mask = sparseMask(det)
-	}
-	t := time.Now()
-	fit := noiselevel.Estimate(noisy, opts)
-	log.Logf("%s (fitted in %.1f s)", fit.Summary(), time.Since(t).Seconds())
+	found := fit()
 	switch {
 	case j.Sigma != 0:
-		if fit.SignalDependent {
+		if found.SignalDependent {
 			log.Logf("the given --sigma is one σ for every value: the noise is denoised as Gaussian (without --sigma its variance would be stabilised)")
 		}
 		return nil, nil
-	case !fit.SignalDependent && m.signalAuto():
+	case !found.SignalDependent && m.signalAuto():
 		return nil, nil
-	case !fit.SignalDependent:
+	case !found.SignalDependent:
 		log.Logf("--noise-model %s: stabilising with the fitted functions, although they are not signal-dependent", m.Signal)
 	}
-	a, b := make([]float64, noisy.Bands), make([]float64, noisy.Bands)
-	functions := fit.Functions
-	if pooled, ok := pooledFunction(fit.Bands); ok {
+	a, b := make([]float64, bands), make([]float64, bands)
+	functions := found.Functions
+	if pooled, ok := pooledFunction(found.Bands); ok {
 		log.Logf("the bands' fits agree with one function within their standard errors: stabilising every band with a = %.4g, b = %.4g", pooled.A, pooled.B)
-		functions = slices.Repeat([]noiselevel.Function{pooled}, noisy.Bands)
+		functions = slices.Repeat([]noiselevel.Function{pooled}, bands)
 	}
 	for band, f := range functions {
 		a[band], b[band] = f.A, f.B
@@ -95,7 +107,7 @@ func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 			b[band] = 1
 		}
 	}
-	return &stabiliser{vst.New(withoutSparse(noisy, det), a, b), "fitted"}, nil
+	return &stabiliser{vst.FromMeans(means(), a, b), "fitted"}, nil
 }
 
 // withoutSparse returns noisy with the impulses and dead pixels of det

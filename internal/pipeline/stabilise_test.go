@@ -2,18 +2,23 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"tdsc/internal/formats"
+	"tdsc/internal/msi"
 	"tdsc/internal/noise"
 	"tdsc/internal/stages/noiselevel"
+	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/stages/vst"
+	"tdsc/internal/tile/tiletest"
 )
 
 // TestStabilisedPath checks the path of signal-dependent noise: the method
@@ -188,5 +193,145 @@ func TestPooledFunction(t *testing.T) {
 	}
 	if _, ok := pooledFunction(agree[:1]); ok {
 		t.Error("one band was pooled")
+	}
+}
+
+// TestStabilisedStrips: a Poisson-Gaussian cube denoised in strips by a
+// method that sees 3×3 neighbourhoods (within every strip's halo) gives the
+// whole run's result bit for bit, with the levels given and with them
+// fitted: the noise-level functions fitted in the noise model's pass are
+// the whole cube's (every window kept, no sparse noise), the transform
+// (its band means summed in the same order) is the whole cube's, and the
+// strips' cores are stabilised, denoised and inverted as the whole cube.
+func TestStabilisedStrips(t *testing.T) {
+	dir := t.TempDir()
+	levels := []noise.Level{{A: 2, B: 16}}
+	noisy, _, err := noise.Simulate(nil, scene(96, 64, 5), noise.Spec{PoissonGaussian: levels, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := writeInput(t, dir, noisy)
+	for _, given := range []bool{false, true} {
+		var outs [2]*Outcome
+		var results [2]*msi.Cube
+		for k, lines := range []int{0, 24} {
+			j := job(in, dir, nil)
+			j.Out = filepath.Join(dir, fmt.Sprintf("out%d.hdr", k))
+			j.Force = true
+			j.Strips.Lines = lines
+			if given {
+				j.Noise.Params = levels
+			}
+			if outs[k], err = Run(context.Background(), j); err != nil {
+				t.Fatal(err)
+			}
+			if results[k], err = formats.Open(j.Out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		whole, strips := outs[0], outs[1]
+		if strips.Strips < 2 || strips.Path != PathStabilised || whole.Path != PathStabilised {
+			t.Fatalf("given %v: %d strips, paths %q in strips and %q whole, want several and %q", given, strips.Strips, strips.Path, whole.Path, PathStabilised)
+		}
+		if !reflect.DeepEqual(strips.Stabilised, whole.Stabilised) {
+			t.Errorf("given %v: the transform in strips %+v, whole %+v", given, strips.Stabilised, whole.Stabilised)
+		}
+		if !slices.Equal(results[1].Data, results[0].Data) {
+			t.Errorf("given %v: the result in strips differs from the whole run's", given)
+		}
+	}
+}
+
+// TestSignalSample: the lines the directions of signal are counted on in
+// strips are the whole cube's when it is small enough, else blocks of
+// signalSampleBlock lines from the first line to the last; in both, with
+// the model's stripes subtracted and its impulses missing, as the whole
+// run has them (withoutSparse of repair.SubtractStripes).
+func TestSignalSample(t *testing.T) {
+	const h, w, bands = 200, 40, 4
+	noisy := withImpulses(noise.Add(nil, scene(h, w, bands), 5, 6), 0.05)
+	for y := range h {
+		for x, offset := range map[int]float64{7: 20, 19: -20, 30: 25} {
+			noisy.Set(y, x, 3, noisy.At(y, x, 3)+offset) // stripes
+		}
+	}
+	lines := tiletest.Lines{Cube: noisy}
+	model, err := sparsenoise.Fit(context.Background(), lines, 64, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model.StripeOffsets[3] == nil || model.Impulses[1] == 0 {
+		t.Fatalf("the model found stripes %v and impulses %v", model.StripeOffsets, model.Impulses)
+	}
+	st := &stripStabiliser{input: model, stripes: model.StripeOffsets}
+	want := withoutSparse(repair.SubtractStripes(noisy, model.StripeOffsets), sparsenoise.DetectWith(noisy, model))
+	whole, err := st.signalSample(lines, h*w*bands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameData(whole, want) {
+		t.Error("the sample of a cube within the bound is not the whole cube prepared")
+	}
+	blocks, err := st.signalSample(lines, 64*w*bands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks.Height != 64 {
+		t.Fatalf("a sample of %d lines, want 64", blocks.Height)
+	}
+	for i, y0 := range []int{0, 61, 122, 184} {
+		got := blocks.Crop(i*signalSampleBlock, 0, 0, signalSampleBlock, w, bands)
+		prepared := withoutSparse(repair.SubtractStripes(noisy.Crop(y0, 0, 0, signalSampleBlock, w, bands), model.StripeOffsets),
+			sparsenoise.DetectWith(noisy.Crop(y0, 0, 0, signalSampleBlock, w, bands), model))
+		if !sameData(got, prepared) {
+			t.Errorf("block %d is not lines %d–%d prepared", i, y0, y0+signalSampleBlock-1)
+		}
+	}
+}
+
+// TestStreamedNoiseLevels: the noise-level functions the strips fit in the
+// noise model's pass (noiselevel.Stream given every window of its second
+// pass with the impulses and dead pixels DetectWith finds there) against
+// the whole run's (noiselevel.Estimate with those sparsenoise.Detect finds
+// in the whole cube), on a Poisson-Gaussian cube with impulses in two
+// bands and a dead column in a third: the masks differ only where a
+// window's detection differs from the whole cube's, so every band's a and
+// b are within three standard errors (the larger of the two fits') of the
+// whole run's, the decision and the band means the same within 10⁻³.
+func TestStreamedNoiseLevels(t *testing.T) {
+	levels := []noise.Level{{A: 2, B: 16}}
+	noisy, _, err := noise.Simulate(nil, scene(120, 96, 6), noise.Spec{PoissonGaussian: levels, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noisy = withImpulses(noisy, 0.05)
+	for y := range noisy.Height {
+		noisy.Set(y, 40, 4, 0)
+	}
+	det := sparsenoise.Detect(noisy)
+	whole := noiselevel.Estimate(noisy, noiselevel.Options{Mask: sparseMask(det)})
+	stream := noiselevel.NewStream(noisy.Height, noisy.Width, noisy.Bands)
+	_, err = sparsenoise.Fit(context.Background(), tiletest.Lines{Cube: noisy}, 32, nil, func(c *msi.Cube, found *sparsenoise.Report) {
+		stream.Add(c, sparseMask(found))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := stream.Report()
+	if got.SignalDependent != whole.SignalDependent || !got.SignalDependent {
+		t.Errorf("signal-dependent %v in strips, %v whole, want true", got.SignalDependent, whole.SignalDependent)
+	}
+	for b, band := range got.Bands {
+		want := whole.Bands[b]
+		seA, seB := max(band.SEA, want.SEA), max(band.SEB, want.SEB)
+		if math.Abs(band.A-want.A) > 3*seA || math.Abs(band.B-want.B) > 3*seB {
+			t.Errorf("band %d: a = %.3f, b = %.2f in strips, %.3f and %.2f whole (standard errors %.3f, %.2f)", b, band.A, band.B, want.A, want.B, seA, seB)
+		}
+	}
+	wantMeans := vst.Means(withoutSparse(noisy, det))
+	for b, m := range stream.Means() {
+		if math.Abs(m-wantMeans[b]) > 1e-3*wantMeans[b] {
+			t.Errorf("band %d: mean %.4f in strips, %.4f whole", b, m, wantMeans[b])
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"tdsc/internal/report"
 	"tdsc/internal/shard"
 	"tdsc/internal/stages/bandwhiten"
+	"tdsc/internal/stages/noiselevel"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/tile"
@@ -74,8 +75,8 @@ func (j *Job) wholeCubeNeeds() string {
 	if j.Mask != "" {
 		why = append(why, "--mask needs the whole cube")
 	}
-	if j.Noise.Signal == SignalPoissonGaussian || j.Noise.Params != nil {
-		why = append(why, "the Poisson-Gaussian model (--noise-model "+string(SignalPoissonGaussian)+", --noise-params) stabilises the whole cube")
+	if (j.Noise.Signal == SignalPoissonGaussian || j.Noise.Params != nil) && j.Noise.Sparse == Off {
+		why = append(why, "the Poisson-Gaussian model (--noise-model "+string(SignalPoissonGaussian)+", --noise-params) with --sparse-noise off stabilises the whole cube (in strips its band means are taken in the noise model's pass)")
 	}
 	return strings.Join(why, "; ")
 }
@@ -182,8 +183,8 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		return err
 	}
 	log.Logf("%s", formats.ReadLine(j.Input, height, width, bands, &meta, -1))
-	if j.Noise.signalAuto() && j.Sigma == 0 {
-		log.Logf("in strips a signal-dependent noise level is not looked for (that needs the whole cube): the noise is taken as Gaussian")
+	if j.Noise.signalAuto() && j.Sigma == 0 && j.Noise.Sparse == Off {
+		log.Logf("with --sparse-noise off, strips do not look for a signal-dependent noise level (that is fitted in the noise model's pass): the noise is taken as Gaussian")
 	}
 	if err := j.checkShape(height, width, bands, false); err != nil {
 		return err
@@ -218,6 +219,12 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		how = "what the method learns shared by every strip, learned from the whole cube, so the result is close to, not the same as, the whole cube's"
 	}
 	switch {
+	case plan.stab != nil && exact:
+		// The transform is the whole cube's, but the σ and the sparse
+		// noise of the stabilised cube are found per window and strip.
+		how = "the method's model learned from the whole cube, every strip stabilised with the whole cube's transform, its σ and sparse noise found per strip, so the result is close to, not the same as, the whole cube's"
+	case plan.stab != nil:
+		how = "every strip stabilised with the whole cube's transform, " + how
 	case exact && plan.path != PathGaussian:
 		// The repair's and the whitening's statistics are a strip's.
 		how = "the method's model learned from the whole cube, the rest of the sparse-noise path per strip, so the result is close to, not the same as, the whole cube's"
@@ -227,9 +234,15 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 	log.Logf("%s is %d×%d×%d: denoising it in %d strips of %d lines (halo %d; %s); memory budget %s",
 		j.Input, height, width, bands, len(strips), strips[0].Core.Len(), geom.Halo, how, tile.FormatBytes(budget))
 
-	method, prepared := j.Method, denoise.Result{}
+	// The job's method, counting the directions of signal when the
+	// stabilised path counted them.
+	jobMethod := j.Method
+	if plan.method != nil {
+		jobMethod = plan.method
+	}
+	method, prepared := jobMethod, denoise.Result{}
 	if plan.path != PathUnchanged {
-		if method, prepared, err = denoise.PrepareStrips(ctx, j.Method, plan.lines(in), strips, sigma); err != nil {
+		if method, prepared, err = denoise.PrepareStrips(ctx, method, plan.lines(in), strips, sigma); err != nil {
 			return err
 		}
 	}
@@ -238,7 +251,7 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		// job's (learning what it learns per strip).
 		draftOf := method
 		if _, ok := method.(denoise.Drafter); !ok {
-			draftOf = j.Method
+			draftOf = jobMethod
 		}
 		plan.opts = withDraft(plan.opts, draftOf)
 	}
@@ -329,18 +342,20 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 	height, width, bands := in.Size()
 	window := min(height, max(minModelWindowLines, modelWindowVoxels/(width*bands)))
 	log.Logf("fitting the noise model of the whole cube in windows of %d lines", window)
-	log.Start("noise model", "lines", 2*int64(height))
-	start := time.Now()
-	fitted, err := sparsenoise.Fit(ctx, in, window, func(lines, pass int) {
-		log.Update(int64((pass-1)*height+lines), fmt.Sprintf("pass %d of 2", pass))
-	})
-	log.Finish()
+	// The noise-level functions and the band means of the Poisson-Gaussian
+	// model are fitted in the same pass, with every window's sparse noise
+	// left out.
+	var stream *noiselevel.Stream
+	var local func(*msi.Cube, *sparsenoise.Report)
+	if j.Noise.Signal != SignalGaussian {
+		stream = noiselevel.NewStream(height, width, bands)
+		local = func(c *msi.Cube, found *sparsenoise.Report) { stream.Add(c, sparseMask(j.Noise.withParts(found))) }
+	}
+	model, took, err := j.fitModel(ctx, in, window, "noise model", local, log)
 	if err != nil {
 		return nil, err
 	}
-	took := time.Since(start)
 	out.Detect += took
-	model := j.Noise.withParts(fitted)
 	if model.Missing == height*width*bands {
 		return nil, fmt.Errorf("%s: every voxel is missing (no data): nothing to denoise", j.Input)
 	}
@@ -353,6 +368,48 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 	}
 	out.Found = model
 	sayFound(stored.Scale, model, "", took, log)
+	if stream != nil {
+		fit := func() *noiselevel.Report {
+			r := stream.Report()
+			log.Logf("%s (fitted over the noise model's windows%s)", r.Summary(), strideNote(stream.Stride()))
+			return r
+		}
+		stab, err := j.chooseStabiliser(bands, stream.Means, fit, log)
+		if err != nil {
+			return nil, err
+		}
+		if stab != nil {
+			return j.stabilisedStrips(ctx, in, stored, stab, model, window, out, log)
+		}
+	}
+	return j.stripPath(in, model, stored, out, log)
+}
+
+// fitModel fits the noise model of the cube of in (sparsenoise.Fit, in
+// windows of window lines, local given every window of its second pass)
+// with the parts the job switches off removed, and returns it and the
+// time it took (added to out's Detect time by the caller), saying how far
+// it is on log as what.
+func (j *Job) fitModel(ctx context.Context, in tile.Reader, window int, what string, local func(*msi.Cube, *sparsenoise.Report), log report.Reporter) (*sparsenoise.Report, time.Duration, error) {
+	height, _, _ := in.Size()
+	log.Start(what, "lines", 2*int64(height))
+	start := time.Now()
+	fitted, err := sparsenoise.Fit(ctx, in, window, func(lines, pass int) {
+		log.Update(int64((pass-1)*height+lines), fmt.Sprintf("pass %d of 2", pass))
+	}, local)
+	log.Finish()
+	if err != nil {
+		return nil, 0, err
+	}
+	return j.Noise.withParts(fitted), time.Since(start), nil
+}
+
+// stripPath returns how the strips of in, whose noise model is model, are
+// denoised: the path the model chooses and what it needs, as the whole
+// run chooses it from the detector's report; it sets out's Path, Sigma
+// and BandSigmas.
+func (j *Job) stripPath(in tile.Reader, model *sparsenoise.Report, stored msi.Storage, out *Outcome, log report.Reporter) (*stripNoise, error) {
+	height, width, bands := in.Size()
 	path, note := j.Noise.choosePath(model, j.Sigma != 0)
 	if note != "" {
 		log.Logf("%s", note)
@@ -362,6 +419,7 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 		j.sayGivenSigma(bandwhiten.Reference(model.Sigma, bandwhiten.ReferenceMedian), stored.Scale, log)
 	}
 	s := &stripNoise{path: path, model: model, parts: j.Noise, sigmas: model.Sigma}
+	var err error
 	switch path {
 	case PathGaussian:
 		if s.sigma, err = j.stripSigma(in, stored, log); err != nil {
@@ -402,16 +460,27 @@ type stripNoise struct {
 	sigmas []float64
 	opts   repair.Options
 	how    string
+	// stab, when not nil, stabilises every strip before the path and
+	// inverts its result (the model is then the stabilised cube's), and
+	// method is the job's method counting the directions of signal it
+	// counted (nil: the job's).
+	stab   *stripStabiliser
+	method denoise.Method
 }
 
 // detect returns what the model and the strip c say of c's sparse noise
-// (sparsenoise.DetectWith, with the parts switched off removed), or nil
-// without a model.
-func (s *stripNoise) detect(c *msi.Cube) *sparsenoise.Report {
+// (sparsenoise.DetectWith, with the parts switched off removed), with the
+// impulses and dead pixels of pixels when it is not nil (withPixelsOf:
+// those the input shows, for a stabilised strip), or nil without a model.
+func (s *stripNoise) detect(c *msi.Cube, pixels *sparsenoise.Report) *sparsenoise.Report {
 	if s.model == nil {
 		return nil
 	}
-	return s.parts.withParts(sparsenoise.DetectWith(c, s.model))
+	det := s.parts.withParts(sparsenoise.DetectWith(c, s.model))
+	if pixels != nil {
+		det = withPixelsOf(det, pixels)
+	}
+	return det
 }
 
 // denoise denoises the strip c by the path with method (the job's, or
@@ -423,7 +492,12 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 	if s.path == PathUnchanged {
 		return c, nil, nil
 	}
-	det := s.detect(c)
+	raw := c
+	var pixels *sparsenoise.Report
+	if s.stab != nil {
+		c, pixels = s.stab.forward(raw)
+	}
+	det := s.detect(c, pixels)
 	var mask []uint8
 	if det != nil {
 		mask = det.Mask
@@ -435,7 +509,7 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 	case PathGaussian, PathWhitened:
 		filled, _, fillErr := repair.FillMissing(c)
 		if errors.Is(fillErr, repair.ErrAllMasked) {
-			return c, mask, nil // no data at all: written back as missing
+			return raw, mask, nil // no data at all: written back as missing
 		}
 		if s.path == PathGaussian {
 			out, err = run(ctx, filled, s.sigma)
@@ -446,7 +520,7 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 		var removed *repair.Result
 		removed, err = repair.Remove(ctx, c, withSigmas(det, s.sigmas), run, s.opts)
 		if errors.Is(err, repair.ErrAllMasked) {
-			return c, mask, nil // nothing left to estimate the strip from: written back
+			return raw, mask, nil // nothing left to estimate the strip from: written back
 		}
 		if err == nil {
 			out = removed.Estimate
@@ -455,7 +529,10 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 	if err != nil {
 		return nil, nil, err
 	}
-	for i, v := range c.Data {
+	if s.stab != nil {
+		out = s.stab.Inverse(nil, out)
+	}
+	for i, v := range raw.Data {
 		if math.IsNaN(v) {
 			out.Data[i] = math.NaN()
 		}
@@ -470,6 +547,9 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 // as the first pass of every strip's repair has them.
 func (s *stripNoise) lines(in tile.Reader) tile.Reader {
 	if s.path == PathGaussian || s.path == PathUnchanged {
+		if s.stab != nil {
+			in = stabilisedLines{in, s.stab}
+		}
 		return filledLines{in}
 	}
 	return modelLines{in, s}
@@ -490,12 +570,16 @@ func (r modelLines) ReadLines(y0, n int) (*msi.Cube, error) {
 		return nil, err
 	}
 	s := r.noise
+	var pixels *sparsenoise.Report
+	if s.stab != nil {
+		c, pixels = s.stab.forward(c)
+	}
 	var z *msi.Cube
 	switch s.path {
 	case PathWhitened:
 		z, _, err = repair.FillMissing(c)
 	default:
-		z, err = repair.Prepare(c, s.detect(c), s.opts)
+		z, err = repair.Prepare(c, s.detect(c, pixels), s.opts)
 	}
 	if errors.Is(err, repair.ErrAllMasked) {
 		clear(c.Data)

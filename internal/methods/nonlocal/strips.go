@@ -50,13 +50,14 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (twodsc's PrepareTiles: on the bands, the same dictionary bit for bit),
 // and the rank of the low-rank stage, unless Options.Rank gives it
 // (StreamedRank over the strips' lines, its threshold raised on
-// eigen-images by the excess of their noise). The Denoiser it returns
-// projects every strip on the basis, denoises it with the pilot and the
-// rank, its low-rank rounds on the eigen-images too, and returns to the
-// bands as μ + ẐEᵀ, the whole cube's spectra, where the whole run's rounds
-// return to the bands with spectra fitted to the noisy bands (bandPilot).
-// That fit needs the estimate, so in strips it would be a strip's, and on
-// a strip's
+// eigen-images by the excess of their noise), or from the directions of
+// signal the caller counted (WithSignalDirections), as in the whole run.
+// The Denoiser it returns projects every strip on the basis, denoises it
+// with the pilot and the rank, its low-rank rounds on the eigen-images
+// too, and returns to the bands as μ + ẐEᵀ, the whole cube's spectra,
+// where the whole run's rounds return to the bands with spectra fitted to
+// the noisy bands (bandPilot). That fit needs the estimate, so in strips
+// it would be a strip's, and on a strip's
 // fewer pixels its noise (σ²·r/N per voxel) outweighs what it corrects:
 // on the 256×256 balloons crop at 224 bands in strips of 64 lines it ended
 // 0.5 dB below ẐEᵀ, and spectra fitted once per cube from the pixels'
@@ -91,8 +92,9 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis}
-	if prepared.Options.Rank == 0 {
+	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
+		signalDirections: d.signalDirections, counted: d.counted}
+	if prepared.Options.Rank == 0 && !d.counted {
 		if prepared.Options.Rank, err = streamedRank(ctx, r, strips, sigma, excess, log); err != nil {
 			return nil, denoise.Result{}, err
 		}

@@ -238,6 +238,14 @@ func Estimate(c *msi.Cube, opts Options) *Report {
 		r.Bands[b] = fit
 		r.Functions[b] = fit.Function
 	})
+	r.decide()
+	return r
+}
+
+// decide pools the evidence of r's fitted bands into r.Z and r.Ratio,
+// gives every band not fitted the function of the nearest fitted band,
+// and decides whether the noise is signal-dependent.
+func (r *Report) decide() {
 	var ratios []float64
 	for _, band := range r.Bands {
 		if band.Fitted {
@@ -252,7 +260,6 @@ func Estimate(c *msi.Cube, opts Options) *Report {
 		fillUnfitted(r)
 	}
 	r.SignalDependent = r.Z > zMin && r.Ratio >= ratioMin
-	return r
 }
 
 // fillUnfitted gives every band of r that was not fitted the function of
@@ -289,7 +296,13 @@ type windowStats struct {
 // details of Estimate), else from the band itself; their means always
 // from the band.
 func fitBand(band, detail []float64, left []bool, clips []float64, height, width int) Band {
-	wins := windows(band, detail, left, height, width)
+	return fitWindows(windows(nil, band, detail, left, height, width, 0, 1), clips)
+}
+
+// fitWindows fits the noise-level function of a band to the statistics
+// wins of its windows (in any order; they are sorted in place), clips its
+// clipping levels.
+func fitWindows(wins []windowStats, clips []float64) Band {
 	// Sorted once by mean: the selections below keep the order, so the
 	// levels are cut from them as they are.
 	slices.SortFunc(wins, func(a, b windowStats) int { return cmp.Compare(a.mean, b.mean) })
@@ -457,16 +470,24 @@ func stuck(band []float64, mask []uint8, height, width int) (left []bool, clips 
 	return left, clips
 }
 
-// windows returns the statistics of every 4×4 window of the band (tiled
-// from the top left; a partial window at the right or bottom edge is not
-// used) with no voxel left out: its mean from band, its details from
-// detail when that is not nil, else from band.
-func windows(band, detail []float64, left []bool, height, width int) []windowStats {
-	wins := make([]windowStats, 0, (height/window)*(width/window))
+// windows appends to wins the statistics of the 4×4 windows of the band
+// (tiled from the top left; a partial window at the right or bottom edge
+// is not used) with no voxel left out, and returns it: a window's mean
+// from band, its details from detail when that is not nil, else from
+// band. Windows are numbered in raster order from the first row of
+// windows of the band, firstRow when band is lines of a larger one, and
+// only those whose number is a multiple of stride are taken.
+func windows(wins []windowStats, band, detail []float64, left []bool, height, width, firstRow, stride int) []windowStats {
+	if wins == nil {
+		wins = make([]windowStats, 0, (height/window)*(width/window)/stride+1)
+	}
 	var p, q [window][window]float64
 	for y0 := 0; y0+window <= height; y0 += window {
 	next:
 		for x0 := 0; x0+window <= width; x0 += window {
+			if ((firstRow+y0/window)*(width/window)+x0/window)%stride != 0 {
+				continue
+			}
 			for dy := range window {
 				for dx := range window {
 					i := (y0+dy)*width + x0 + dx

@@ -384,20 +384,8 @@ func TestSummary(t *testing.T) {
 // underestimate a if the levels within three deviations of it were
 // fitted.
 func TestEstimateClippedTop(t *testing.T) {
-	rng := rand.New(rand.NewPCG(14, 1414))
-	const h, w, bands = 256, 256, 8
-	clean := msi.NewCube(h, w, bands)
-	for b := range bands {
-		band := clean.Band(b)
-		for i := range band {
-			band[i] = 200 * float64(i%w) / float64(w-1)
-		}
-	}
-	fns := slices.Repeat([]Function{{A: 3, B: 4}}, bands)
-	noisy := poissonGaussian(rng, clean, fns)
-	for i, v := range noisy.Data {
-		noisy.Data[i] = min(v, 150)
-	}
+	const bands = 8
+	noisy := clippedRamp(rand.New(rand.NewPCG(14, 1414)), 256, 256, bands)
 	r := Estimate(noisy, Options{})
 	// a's standard error is about 0.09 in a band: 0.4 is 4 of them, and
 	// the mean over bands has 0.03.
@@ -411,6 +399,24 @@ func TestEstimateClippedTop(t *testing.T) {
 	if math.Abs(mean-3) > 0.1 {
 		t.Errorf("mean a over bands %.3f, want 3", mean)
 	}
+}
+
+// clippedRamp returns an h×w×bands cube of the ramp from 0 at the left to
+// 200 at the right in every band, with Poisson-Gaussian noise a = 3, b = 4
+// clipped at 150.
+func clippedRamp(rng *rand.Rand, h, w, bands int) *msi.Cube {
+	clean := msi.NewCube(h, w, bands)
+	for b := range bands {
+		band := clean.Band(b)
+		for i := range band {
+			band[i] = 200 * float64(i%w) / float64(w-1)
+		}
+	}
+	noisy := poissonGaussian(rng, clean, slices.Repeat([]Function{{A: 3, B: 4}}, bands))
+	for i, v := range noisy.Data {
+		noisy.Data[i] = min(v, 150)
+	}
+	return noisy
 }
 
 // TestClippedLevels checks which levels are left out near a clipping

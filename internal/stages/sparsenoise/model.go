@@ -255,10 +255,12 @@ type Lines interface {
 // DeadLines (in the cube's lines), Impulses and Missing are what
 // DetectWith finds in every window with them. progress, if not nil, is
 // called after every window with the lines read in this pass and the
-// pass (1 or 2). It returns r's error, or ctx's once it is cancelled.
+// pass (1 or 2); local, if not nil, with every window of the second pass
+// in the cube's order and what DetectWith found in it (for statistics
+// that leave out the sparse noise, as noiselevel.Stream's). It returns r's error, or ctx's once it is cancelled.
 // It panics for windowLines < 2 or a cube narrower than 2 pixels or
 // shorter than 2 lines.
-func Fit(ctx context.Context, r Lines, windowLines int, progress func(lines, pass int)) (*Report, error) {
+func Fit(ctx context.Context, r Lines, windowLines int, progress func(lines, pass int), local func(c *msi.Cube, found *Report)) (*Report, error) {
 	height, width, bands := r.Size()
 	if windowLines < 2 || height < 2 || width < 2 {
 		panic(fmt.Sprintf("sparsenoise: Fit of a %d×%d cube in windows of %d lines", height, width, windowLines))
@@ -320,20 +322,23 @@ func Fit(ctx context.Context, r Lines, windowLines int, progress func(lines, pas
 	refined := newWindowStats(width, bands)
 	pass = 2
 	err = windows(func(y0 int, c *msi.Cube) {
-		local := DetectWith(c, m)
+		found := DetectWith(c, m)
 		n := c.Height * c.Width
 		for b := range bands {
-			m.Impulses[b] += local.Impulses[b]
-			for _, y := range local.DeadLines[b] {
+			m.Impulses[b] += found.Impulses[b]
+			for _, y := range found.DeadLines[b] {
 				m.DeadLines[b] = append(m.DeadLines[b], y0+y)
 			}
 		}
-		m.Missing += local.Missing
+		m.Missing += found.Missing
 		parallel.Each(bands, func(b int) {
 			if striped[b] != nil {
-				refined.addColumns(b, columnResiduals(c.Band(b), local.Mask[b*n:(b+1)*n], c.Height, c.Width, striped[b]))
+				refined.addColumns(b, columnResiduals(c.Band(b), found.Mask[b*n:(b+1)*n], c.Height, c.Width, striped[b]))
 			}
 		})
+		if local != nil {
+			local(c, found)
+		}
 		if progress != nil {
 			progress(y0+c.Height, pass)
 		}

@@ -15,7 +15,7 @@ import (
 // fit is Fit of c in windows of n lines.
 func fit(t *testing.T, c *msi.Cube, n int) *Report {
 	t.Helper()
-	m, err := Fit(context.Background(), tiletest.Lines{Cube: c}, n, nil)
+	m, err := Fit(context.Background(), tiletest.Lines{Cube: c}, n, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestDetectWithFindsLocalNoise(t *testing.T) {
 func TestFitErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Fit(ctx, tiletest.Lines{Cube: msi.NewCube(8, 8, 2)}, 4, nil); err == nil {
+	if _, err := Fit(ctx, tiletest.Lines{Cube: msi.NewCube(8, 8, 2)}, 4, nil, nil); err == nil {
 		t.Error("a cancelled fit returned no error")
 	}
 	defer func() {
@@ -222,7 +222,7 @@ func TestFitErrors(t *testing.T) {
 			t.Error("windows of one line did not panic")
 		}
 	}()
-	Fit(context.Background(), tiletest.Lines{Cube: msi.NewCube(8, 8, 2)}, 1, nil)
+	Fit(context.Background(), tiletest.Lines{Cube: msi.NewCube(8, 8, 2)}, 1, nil, nil)
 }
 
 // symmetricDifference counts the values in one of a and b, not both.
@@ -254,13 +254,20 @@ func (r recordingLines) ReadLines(y0, n int) (*msi.Cube, error) {
 
 // Fit reads every line once a pass, in windows of the lines asked for but
 // the last, which takes up a remainder of one line (it has no vertical
-// detail), and says the lines read after every window.
+// detail), and says the lines read after every window; the second pass
+// gives every window, in order, with what was found in it.
 func TestFitWindows(t *testing.T) {
 	c := noise.Add(nil, msi.NewCube(33, 12, 2), 5, 1)
 	var reads [][2]int
 	var said [][2]int
+	var given []int
 	_, err := Fit(context.Background(), recordingLines{tiletest.Lines{Cube: c}, &reads}, 16, func(lines, pass int) {
 		said = append(said, [2]int{lines, pass})
+	}, func(w *msi.Cube, found *Report) {
+		given = append(given, w.Height)
+		if len(found.Mask) != len(w.Data) {
+			t.Errorf("a window of %s given with a mask of %d voxels", w.Size(), len(found.Mask))
+		}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -270,5 +277,8 @@ func TestFitWindows(t *testing.T) {
 	}
 	if want := [][2]int{{16, 1}, {33, 1}, {16, 2}, {33, 2}}; !slices.Equal(said, want) {
 		t.Errorf("progress %v, want %v", said, want)
+	}
+	if want := []int{16, 17}; !slices.Equal(given, want) {
+		t.Errorf("windows of %v lines given, want %v", given, want)
 	}
 }

@@ -138,21 +138,38 @@ type Transform struct {
 // bands' means. It panics if a or b has not one element per band, or
 // unless every a[b], b[b] ≥ 0 are finite and not both 0.
 func New(noisy *msi.Cube, a, b []float64) *Transform {
-	if len(a) != noisy.Bands || len(b) != noisy.Bands {
-		panic(fmt.Sprintf("vst: %d and %d noise levels for %d bands", len(a), len(b), noisy.Bands))
+	return FromMeans(Means(noisy), a, b)
+}
+
+// Means returns the mean of every band of c over its voxels that are not
+// NaN (0 for a band without one): the means New takes.
+func Means(c *msi.Cube) []float64 {
+	means := make([]float64, c.Bands)
+	for band := range means {
+		means[band] = bandMean(c.Band(band))
 	}
-	t := &Transform{A: make([]float64, noisy.Bands), B: append([]float64(nil), b...), Offset: make([]float64, noisy.Bands)}
-	means := make([]float64, noisy.Bands)
+	return means
+}
+
+// FromMeans returns the transform of a cube whose bands' means are means
+// (New's, for a cube read in parts), with the bands' noise levels
+// a[b]·x + b[b]. It panics if a or b has not one element per mean, or
+// unless every a[b], b[b] ≥ 0 are finite and not both 0.
+func FromMeans(means, a, b []float64) *Transform {
+	bands := len(means)
+	if len(a) != bands || len(b) != bands {
+		panic(fmt.Sprintf("vst: %d and %d noise levels for %d bands", len(a), len(b), bands))
+	}
+	t := &Transform{A: make([]float64, bands), B: append([]float64(nil), b...), Offset: make([]float64, bands)}
 	var power float64
-	for band := range noisy.Bands {
+	for band := range bands {
 		checkLevel(a[band], b[band])
 		if a[band]*GaussianRatio > b[band] {
 			t.A[band] = a[band]
 		}
-		means[band] = bandMean(noisy.Band(band))
 		power += t.A[band]*max(means[band], 0) + t.B[band]
 	}
-	t.Scale = math.Sqrt(power / float64(noisy.Bands))
+	t.Scale = math.Sqrt(power / float64(bands))
 	if t.Scale == 0 {
 		// Only Poisson noise (b = 0) on a cube without signal: any scale
 		// will do.
