@@ -251,7 +251,8 @@ func (e eigenLines) ReadLines(y0, n int) (*msi.Cube, error) {
 }
 
 // bandPilot returns the estimate on the bands that the low-rank rounds
-// of a whole cube's chain take as their pilot, from the estimate z of the
+// take as their pilot, as its coordinates on a basis of the spectra it
+// holds (pilotCoordinates), from the estimate z of the
 // eigen-images of the noisy cube y on basis e (μ, E): the principal images
 // Q of z (about their mean z̄, those of a nonzero variance), each with its
 // spectrum made of two parts, E's combination v that z gives it and the
@@ -275,10 +276,10 @@ func (e eigenLines) ReadLines(y0, n int) (*msi.Cube, error) {
 // is not regressed: Q carries the noise of Z = (Y − μ)E, so a regression
 // of Y's own part in E on Q would be biased towards it, while Y's noise
 // outside E is independent of Z's.
-func bandPilot(y *msi.Cube, e *subspace.Basis, z *msi.Cube, sigma float64) (*msi.Cube, error) {
+func bandPilot(y *msi.Cube, e *subspace.Basis, z *msi.Cube, sigma float64) (*subspace.Basis, *msi.Cube, error) {
 	own, err := subspace.Fit(z, nil, z.Bands)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r := 0
 	for r < own.K && own.Eigenvalues[r] > independentImages*own.Eigenvalues[0] {
@@ -288,14 +289,7 @@ func bandPilot(y *msi.Cube, e *subspace.Basis, z *msi.Cube, sigma float64) (*msi
 	// The mean spectrum μ + Ez̄; a flat estimate has it at every pixel.
 	mean := e.Reconstruct(&msi.Cube{Height: 1, Width: 1, Bands: k, Data: own.Mean}).Data
 	if r == 0 {
-		flat := msi.NewCube(y.Height, y.Width, bands)
-		for b, m := range mean {
-			band := flat.Band(b)
-			for p := range band {
-				band[p] = m
-			}
-		}
-		return flat, nil
+		return pilotCoordinates(e.Mean, mean, nil, nil, y.Height, y.Width)
 	}
 	q := own.Leading(r).Project(z)
 	qt := mat.NewDense(r, n, q.Data) // row i: image i, of mean zero
@@ -303,7 +297,7 @@ func bandPilot(y *msi.Cube, e *subspace.Basis, z *msi.Cube, sigma float64) (*msi
 	gram.SymOuterK(1, qt)
 	var chol mat.Cholesky
 	if !chol.Factorize(&gram) {
-		return nil, fmt.Errorf("nonlocal: the principal images of the estimate are linearly dependent")
+		return nil, nil, fmt.Errorf("nonlocal: the principal images of the estimate are linearly dependent")
 	}
 	// Qᵀ(Y − μ)(I − EEᵀ) = QᵀY − (QᵀY)EEᵀ: Q's columns have mean zero.
 	eb := mat.NewDense(bands, k, e.E)
@@ -314,7 +308,7 @@ func bandPilot(y *msi.Cube, e *subspace.Basis, z *msi.Cube, sigma float64) (*msi
 	back.Mul(&inE, eb.T())
 	cross.Sub(&cross, &back)
 	if err := chol.SolveTo(&w, &cross); err != nil {
-		return nil, fmt.Errorf("nonlocal: spectra of the eigen-images: %w", err)
+		return nil, nil, fmt.Errorf("nonlocal: spectra of the eigen-images: %w", err)
 	}
 	// S = EV + wᵀ (bands×r), V the principal directions of z.
 	var s mat.Dense
@@ -334,13 +328,11 @@ func bandPilot(y *msi.Cube, e *subspace.Basis, z *msi.Cube, sigma float64) (*msi
 	}
 	spectra, err := subspace.FitMoment(sym, mean, r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var stu, imagesT mat.Dense
+	var stu, images mat.Dense
 	stu.Mul(s.T(), mat.NewDense(bands, r, spectra.E))
-	images := msi.NewCube(y.Height, y.Width, r)
-	imagesT.Mul(stu.T(), qt)
-	copy(images.Data, imagesT.RawMatrix().Data)
+	images.Mul(stu.T(), qt)
 	dct := groupwiener.DCTMatrix(bands)
 	column := make([]float64, bands)
 	for i := range r {
@@ -352,7 +344,56 @@ func bandPilot(y *msi.Cube, e *subspace.Basis, z *msi.Cube, sigma float64) (*msi
 			spectra.E[b*r+i] = column[b]
 		}
 	}
-	return spectra.Reconstruct(images), nil
+	return pilotCoordinates(e.Mean, mean, mat.NewDense(bands, r, spectra.E), &images, y.Height, y.Width)
+}
+
+// pilotCoordinates returns bandPilot's pilot m + QUᵀ (images Q given as
+// the rows of images, spectra U as the columns of spectra, both nil for a
+// flat pilot) of height×width pixels as its coordinates on an orthonormal
+// basis F of the span of U and m − μ, whose mean is μ: the low-rank rounds
+// fit their subspace on the pilot about μ, so it lies in that span, and
+// working on F's few coordinates instead of the bands costs them no more
+// than the eigen-images did.
+func pilotCoordinates(mu, m []float64, spectra, images *mat.Dense, height, width int) (*subspace.Basis, *msi.Cube, error) {
+	bands, r := len(mu), 0
+	if spectra != nil {
+		_, r = spectra.Dims()
+	}
+	span := mat.NewDense(bands, r+1, nil)
+	if spectra != nil {
+		span.Slice(0, bands, 0, r).(*mat.Dense).Copy(spectra)
+	}
+	for b := range bands {
+		span.Set(b, r, m[b]-mu[b])
+	}
+	var qr mat.QR
+	qr.Factorize(span)
+	var f mat.Dense
+	qr.QTo(&f)
+	basis := &subspace.Basis{Bands: bands, K: r + 1, Mean: mu, E: make([]float64, bands*(r+1))}
+	for b := range bands {
+		for i := range r + 1 {
+			basis.E[b*(r+1)+i] = f.At(b, i)
+		}
+	}
+	// The coordinates QUᵀF + (m − μ)ᵀF of every pixel.
+	fb := mat.NewDense(bands, r+1, basis.E)
+	x := msi.NewCube(height, width, r+1)
+	xt := mat.NewDense(r+1, height*width, x.Data)
+	if spectra != nil {
+		var uf mat.Dense
+		uf.Mul(spectra.T(), fb)
+		xt.Mul(uf.T(), images)
+	}
+	var offset mat.VecDense
+	offset.MulVec(fb.T(), span.ColView(r))
+	for i := range r + 1 {
+		band, o := x.Band(i), offset.AtVec(i)
+		for p := range band {
+			band[p] += o
+		}
+	}
+	return basis, x, nil
 }
 
 // spectrumZ is how many standard deviations of its noise a DCT coefficient

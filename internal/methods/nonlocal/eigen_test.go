@@ -309,10 +309,18 @@ func TestBandPilot(t *testing.T) {
 		}
 	}
 	z := e.Project(clean)
-	got, err := bandPilot(clean, e, z, 1e-12)
+	f, coords, err := bandPilot(clean, e, z, 1e-12)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The pilot's basis is orthonormal, about the mean of the eigen-images'.
+	fb := mat.NewDense(bands, f.K, f.E)
+	var gram mat.Dense
+	gram.Mul(fb.T(), fb)
+	if !mat.EqualApprox(&gram, eye(f.K), 1e-12) || !slices.Equal(f.Mean, e.Mean) {
+		t.Fatalf("basis of the pilot: FᵀF = %v, mean %v; want I and %v", mat.Formatted(&gram), f.Mean, e.Mean)
+	}
+	got := f.Reconstruct(coords)
 	for i, v := range got.Data {
 		if want := clean.Data[i]; math.Abs(v-want) > 1e-8*(1+math.Abs(want)) {
 			t.Fatalf("voxel %d: %v, want %v", i, v, want)
@@ -322,10 +330,11 @@ func TestBandPilot(t *testing.T) {
 	const sigma = 10.0
 	noisy := noise.Add(nil, clean, sigma, 3)
 	e.Mean = subspace.MeanSpectrum(noisy)
-	pilot, err := bandPilot(noisy, e, e.Project(clean), sigma)
+	f, coords, err = bandPilot(noisy, e, e.Project(clean), sigma)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pilot := f.Reconstruct(coords)
 	onE, _ := metrics.Evaluate(t.Context(), clean, e.Reconstruct(e.Project(clean)))
 	fitted, _ := metrics.Evaluate(t.Context(), clean, pilot)
 	t.Logf("PSNR of the clean cube's eigen-images on E %.2f dB, of the pilot %.2f dB", onE.PSNR, fitted.PSNR)
@@ -366,4 +375,13 @@ func TestSmoothSpectrum(t *testing.T) {
 			t.Fatalf("band %d: %v, want %v", b, v, want[b])
 		}
 	}
+}
+
+// eye returns the n×n identity.
+func eye(n int) *mat.Dense {
+	m := mat.NewDense(n, n, nil)
+	for i := range n {
+		m.Set(i, i, 1)
+	}
+	return m
 }

@@ -29,8 +29,8 @@
 // the estimate's basis instead of the full spectrum; the low-rank rounds
 // then run on the bands with a pilot whose spectra are fitted to Y outside
 // E and smoothed (bandPilot), in strips on the eigen-images: the pilot and
-// the Wiener passes cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
-// scene) keep the chain on the bands. See eigen.go.
+// the Wiener passes cost k bands' worth instead of B. Fewer bands (every
+// 31-band CAVE scene) keep the chain on the bands. See eigen.go.
 //
 // A cube denoised in strips (package tile) learns once, from the whole
 // cube, what every strip shares: on many bands the basis of the
@@ -161,23 +161,29 @@ const rankZ = 3
 // scene has more materials, and 16 times the pixels make weaker directions
 // significant (full balloons at σ = 30: rank 9 gains 0.7 dB over 6,
 // docs/results.md).
+//
+// The count stops at the first direction without signal, so the power is
+// measured along the leading rankDirections directions, then twice as
+// many, until one of them holds none: the same rank as along all of
+// them (each direction's power is its own sum), at a fraction of the cost
+// on a cube of many bands, where the rank is a few directions of hundreds.
 func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
-	return chooseRank(y, x, sigma, 0)
-}
-
-// chooseRank is ChooseRank with the threshold raised by excess, the power
-// beyond σ² that noise may have along a direction of y (eigenImageExcess).
-func chooseRank(y, x *msi.Cube, sigma, excess float64) (int, error) {
 	bs, err := subspace.Fit(x, subspace.MeanSpectrum(y), y.Bands)
 	if err != nil {
 		return 0, err
 	}
-	power := bs.SignalPower(y, sigma)
-	for i := range power {
-		power[i] -= excess
+	for n := min(y.Bands, rankDirections); ; n = min(y.Bands, 2*n) {
+		power := bs.Leading(n).SignalPower(y, sigma)
+		if rank := rankFromPower(power, sigma, y.Height*y.Width); rank < n || n == y.Bands {
+			return rank, nil
+		}
 	}
-	return rankFromPower(power, sigma, y.Height*y.Width), nil
 }
+
+// rankDirections is the number of leading directions along which
+// ChooseRank first measures the power: above RankFor's ranks, so that a
+// rank below it is final.
+const rankDirections = 16
 
 // Validate checks resolved options, the pilot's included, against a cube
 // of height×width×bands.
@@ -248,10 +254,9 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, denoise.Result{}, err
 		}
 	}
-	full, wavelengths, excess := noisy, noisy.Wavelengths, 0.0
+	full, wavelengths := noisy, noisy.Wavelengths
 	if bands != nil {
 		log.Logf("eigen-images: %d of the %d bands", bands.K, noisy.Bands)
-		excess = eigenImageExcess(noisy.Bands, noisy.Height*noisy.Width/(eigenBlock*eigenBlock), sigma/eigenBlock)
 		noisy = bands.Project(noisy)
 	}
 	pilotStart := time.Now()
@@ -263,14 +268,14 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	// What afterStage is given: the estimate on the bands. onEigen: x
-	// holds eigen-images.
-	onEigen := bands != nil
+	// What afterStage is given: the estimate on the bands. x holds the
+	// coordinates of the pixels on the basis on (nil: the bands).
+	on := bands
 	onBands := func(x *msi.Cube) *msi.Cube {
-		if !onEigen {
+		if on == nil {
 			return x
 		}
-		return bands.Reconstruct(x)
+		return on.Reconstruct(x)
 	}
 	if d.afterStage != nil {
 		d.afterStage("2DSC pilot", onBands(x), time.Since(pilotStart))
@@ -309,13 +314,13 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, denoise.Result{}, err
 		}
 	}
-	if onEigen && d.pilot == nil {
-		// A whole cube's low-rank rounds run on the bands, their subspace
-		// fitted on a pilot whose spectra are not confined to E (bandPilot).
-		if x, err = bandPilot(full, bands, x, sigma); err != nil {
+	if on != nil {
+		// The low-rank rounds fit their subspace on a pilot whose spectra
+		// are not confined to E (bandPilot), and work on its coordinates.
+		if on, x, err = bandPilot(full, bands, x, sigma); err != nil {
 			return nil, denoise.Result{}, err
 		}
-		noisy, excess, onEigen = full, 0, false
+		noisy = on.Project(full)
 	}
 	rank := o.Rank
 	switch {
@@ -323,7 +328,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		rank = min(noisy.Bands, max(d.signalDirections, RankFor(sigma)))
 		log.Logf("spectral subspace: rank %d (%d directions of signal, as counted by the caller)", rank, d.signalDirections)
 	case rank == 0:
-		if rank, err = chooseRank(noisy, x, sigma, excess); err != nil {
+		if rank, err = ChooseRank(noisy, x, sigma); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d", rank)
@@ -346,10 +351,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
 	if bands != nil {
-		// A strip returns by E's spectra (PrepareStrips says why).
-		if onEigen {
-			x = bands.Reconstruct(x)
-		}
+		x = on.Reconstruct(x)
 		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)
 	}
 	x.Wavelengths = wavelengths

@@ -269,14 +269,6 @@ func TestPrepareStripsEigenImages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Every strip returns by E's spectra: μ + ẐEᵀ, in the span of E
-		// about μ.
-		back := prepared.basis.Reconstruct(prepared.basis.Project(got))
-		for i, v := range back.Data {
-			if math.Abs(v-got.Data[i]) > 1e-9*(1+math.Abs(v)) {
-				t.Fatalf("voxel %d: %v is not in μ + the span of E (%v)", i, got.Data[i], v)
-			}
-		}
 		outs = append(outs, got)
 		if threads > 1 {
 			continue
