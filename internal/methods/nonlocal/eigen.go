@@ -17,7 +17,7 @@ import (
 
 // The band handling of the chain: on a cube of many bands the pilot and
 // the Wiener passes run on its k spectral eigen-images instead of its B
-// bands, and so do the low-rank rounds of a strip.
+// bands.
 //
 // The signal of a natural scene lies close to a subspace of a few tens of
 // dimensions whatever the band count, while the pilot and the Wiener passes
@@ -25,11 +25,10 @@ import (
 // spectrum and E (B×k) the leading spectral directions of its block means
 // (eigenBlock), the eigen-images Z = (Y − μ)E keep white noise of the same
 // σ (E is orthonormal), so the chain denoises Z as it would a k-band cube.
-// A whole cube's chain then returns to the bands for its low-rank rounds
-// (which work in a subspace of a few dimensions anyway), with a pilot made
-// of the estimated eigen-images and spectra not confined to E (bandPilot);
-// a strip's returns as μ + ẐEᵀ (PrepareStrips). The noise outside the
-// subspace is discarded. The low-rank rounds on the bands discard what lies outside a
+// Its low-rank rounds (which work in a subspace of a few dimensions
+// anyway) then take a pilot made of the estimated eigen-images with
+// spectra not confined to E (bandPilot), on that pilot's few coordinates.
+// The noise outside the subspace is discarded. The low-rank rounds on the bands discard what lies outside a
 // subspace of their pilot's too, but the full-spectrum Wiener pass does
 // not, and on 31 bands it is worth 0.3–0.6 dB over Wiener passes on
 // eigen-images: the chain stays on the bands unless eigen-images cut them
@@ -84,9 +83,11 @@ func EigenImages(eigenvalues []float64, pixels int, sigma float64) int {
 // such directions of the block means (noise σ/s, N/s² pixels), so the noise
 // in the ones that hold no signal has about this excess: ChooseRank's
 // threshold, made for directions that the noise did not choose, would count
-// them, and the chain adds the excess to it. (Fitted on the pixels
-// themselves, the eigen-images made ChooseRank keep all 16 of them on the
-// balloons crop at 224 bands.)
+// them, and StreamedRank's on the eigen-images of strips adds the excess to
+// it. (Fitted on the pixels themselves, the eigen-images made ChooseRank
+// keep all 16 of them on the balloons crop at 224 bands.) A whole run
+// counts along the directions of bandPilot's estimate, which the noise
+// did not choose, and needs no excess.
 func eigenImageExcess(bands, pixels int, sigma float64) float64 {
 	r := math.Sqrt(float64(bands) / float64(pixels))
 	return sigma * sigma * ((1+r)*(1+r) - 1)

@@ -27,9 +27,9 @@
 // keep white noise of the same σ; E the leading spectral directions of the
 // means of 4×4 blocks of pixels), the last Wiener pass on all k of them in
 // the estimate's basis instead of the full spectrum; the low-rank rounds
-// then run on the bands with a pilot whose spectra are fitted to Y outside
-// E and smoothed (bandPilot), in strips on the eigen-images: the pilot and
-// the Wiener passes cost k bands' worth instead of B. Fewer bands (every
+// then take a pilot whose spectra are fitted to Y outside E and smoothed
+// (bandPilot): the pilot and the Wiener passes cost k bands' worth instead
+// of B. Fewer bands (every
 // 31-band CAVE scene) keep the chain on the bands. See eigen.go.
 //
 // A cube denoised in strips (package tile) learns once, from the whole

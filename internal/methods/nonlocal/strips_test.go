@@ -221,7 +221,7 @@ func TestStreamedEigenBasis(t *testing.T) {
 // TestPrepareStripsEigenImages: a small many-band cube in strips runs on
 // the eigen-images of the whole cube's basis (streamedEigenBasis), with
 // its pilot's dictionary learned on them and the rank streamed from them,
-// returns to the bands by E's spectra, comes out close to the whole cube's
+// returns to the bands through bandPilot, comes out close to the whole cube's
 // result, and bit for bit the same for 1 and 2 threads.
 func TestPrepareStripsEigenImages(t *testing.T) {
 	const h, w, bands, sigma = 48, 36, 70, 20.0
