@@ -17,6 +17,7 @@ import (
 	"tdsc/internal/noise"
 	"tdsc/internal/stages/groupwiener"
 	"tdsc/internal/stages/subspace"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // TestEigenImages: directions count when their eigenvalue clears the
@@ -292,16 +293,7 @@ func TestBandPilot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 2))
 	const h, w, bands, k = 20, 18, 40, 6
 	clean := manyBandCube(rng, h, w, bands, 3)
-	random := mat.NewDense(bands, k, nil)
-	for i := range bands {
-		for j := range k {
-			random.Set(i, j, rng.NormFloat64())
-		}
-	}
-	var qr mat.QR
-	qr.Factorize(random)
-	var orth mat.Dense
-	qr.QTo(&orth)
+	orth := cubetest.Orthonormal(rng, bands, k)
 	e := &subspace.Basis{Bands: bands, K: k, Mean: subspace.MeanSpectrum(clean), E: make([]float64, bands*k)}
 	for i := range bands {
 		for j := range k {

@@ -293,16 +293,7 @@ func cubeWithPowers(powers []float64, sigma float64, block int) (clean, noisy *m
 	rng := rand.New(rand.NewPCG(uint64(len(powers)), 5))
 	// Orthonormal directions: the first columns of the Q of a random
 	// matrix.
-	a := mat.NewDense(bands, len(powers), nil)
-	for i := range bands {
-		for j := range powers {
-			a.Set(i, j, rng.NormFloat64())
-		}
-	}
-	var qr mat.QR
-	qr.Factorize(a)
-	var q mat.Dense
-	qr.QTo(&q)
+	q := cubetest.Orthonormal(rng, bands, len(powers))
 	clean = msi.NewCube(h, w, bands)
 	coef := make([]float64, (h/block)*(w/block)*len(powers))
 	for i := range coef {
