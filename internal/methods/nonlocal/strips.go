@@ -51,18 +51,16 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (twodsc's PrepareTiles: on the bands, the same dictionary bit for bit),
 // and the rank of the low-rank stage, unless Options.Rank gives it
 // (StreamedRank over the strips' lines, its threshold raised on
-// eigen-images by the excess of their noise, as ChooseRank's is in the
-// whole run), or from the directions of signal the caller counted
-// (WithSignalDirections), as in the whole run. The Denoiser it returns projects every strip on the basis,
-// denoises it with the pilot and the rank, and returns to the bands as
-// μ + ẐEᵀ, the whole cube's spectra, where the whole run fits each
-// image's spectrum to the noisy bands (spectraOf). That regression needs
-// the estimate, so in strips it would be a strip's, and on a strip's
-// fewer pixels its noise (σ²·r/N per voxel) outweighs what it corrects:
-// on the 256×256 balloons crop at 224 bands in strips of 64 lines it ended
-// 0.5 dB below ẐEᵀ, and spectra fitted once per cube from the pixels'
-// second moment (the regression on the clean eigen-images that it
-// implies) 2.9 dB below, their correction dominated by noise
+// eigen-images by the excess of their noise), or from the directions of
+// signal the caller counted (WithSignalDirections), as in the whole run.
+// The Denoiser it returns projects every strip on the basis, denoises it
+// with the pilot and the rank, and returns to the bands as the whole run
+// does, through the pilot of its low-rank rounds fitted on the strip
+// (bandPilot). An earlier fit of each image's spectrum to a strip's noisy
+// bands (least squares, without bandPilot's smoothing) cost 0.5 dB against
+// μ + ẐEᵀ on the 256×256 balloons crop at 224 bands in strips of 64 lines,
+// its noise (σ²·r/N per voxel) large on a strip's fewer pixels; bandPilot
+// gains 0.58 dB over μ + ẐEᵀ there, as in the whole run
 // (docs/results.md). The Denoiser reports its stages but no log lines
 // (the caller reports the strips, the stages as their progress); its
 // Draft keeps all of it.

@@ -214,7 +214,7 @@ func TestStreamedEigenBasis(t *testing.T) {
 // TestPrepareStripsEigenImages: a small many-band cube in strips runs on
 // the eigen-images of the whole cube's basis (streamedEigenBasis), with
 // its pilot's dictionary learned on them and the rank streamed from them,
-// returns to the bands by E's spectra, comes out close to the whole cube's
+// returns to the bands through bandPilot, comes out close to the whole cube's
 // result, and bit for bit the same for 1 and 2 threads.
 func TestPrepareStripsEigenImages(t *testing.T) {
 	const h, w, bands, sigma = 48, 36, 70, 20.0
@@ -261,14 +261,6 @@ func TestPrepareStripsEigenImages(t *testing.T) {
 			}, nil)
 		if err != nil {
 			t.Fatal(err)
-		}
-		// Every strip returns by E's spectra: μ + ẐEᵀ, in the span of E
-		// about μ.
-		back := prepared.basis.Reconstruct(prepared.basis.Project(got))
-		for i, v := range back.Data {
-			if math.Abs(v-got.Data[i]) > 1e-9*(1+math.Abs(v)) {
-				t.Fatalf("voxel %d: %v is not in μ + the span of E (%v)", i, got.Data[i], v)
-			}
 		}
 		outs = append(outs, got)
 		if threads > 1 {
