@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
-	"tdsc/internal/tile/tiletest"
 )
 
 // Every plan covers the lines once with its cores, in order; cores and
@@ -75,7 +74,7 @@ func TestRun(t *testing.T) {
 		}
 		return r, nil
 	}
-	err := Run(context.Background(), tiletest.Lines{Cube: in}, tiletest.Lines{Cube: out}, strips, fn, func(done, total int) {
+	err := Run(context.Background(), Lines{Cube: in}, Lines{Cube: out}, strips, fn, func(done, total int) {
 		calls = append(calls, done)
 		if total != len(strips) {
 			t.Errorf("progress total %d, want %d", total, len(strips))
@@ -100,19 +99,19 @@ func TestRun(t *testing.T) {
 	}
 
 	boom := errors.New("boom")
-	if err := Run(context.Background(), tiletest.Lines{Cube: in}, tiletest.Lines{Cube: out}, strips, func(context.Context, *msi.Cube) (*msi.Cube, error) {
+	if err := Run(context.Background(), Lines{Cube: in}, Lines{Cube: out}, strips, func(context.Context, *msi.Cube) (*msi.Cube, error) {
 		return nil, boom
 	}, nil); !errors.Is(err, boom) {
 		t.Errorf("fn's error: %v", err)
 	}
-	if err := Run(context.Background(), tiletest.Lines{Cube: in}, tiletest.Lines{Cube: out}, strips, func(_ context.Context, c *msi.Cube) (*msi.Cube, error) {
+	if err := Run(context.Background(), Lines{Cube: in}, Lines{Cube: out}, strips, func(_ context.Context, c *msi.Cube) (*msi.Cube, error) {
 		return msi.NewCube(1, c.Width, c.Bands), nil
 	}, nil); err == nil || !strings.Contains(err.Error(), "returned") {
 		t.Errorf("a strip of the wrong size: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Run(ctx, tiletest.Lines{Cube: in}, tiletest.Lines{Cube: out}, strips, fn, nil); !errors.Is(err, context.Canceled) {
+	if err := Run(ctx, Lines{Cube: in}, Lines{Cube: out}, strips, fn, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/testenv/cubetest"
 )
 
 // randomDictionary returns k random unit atoms of length n.
@@ -24,16 +26,7 @@ func randomDictionary(rng *rand.Rand, n, k int) *Dictionary {
 // orthonormalDictionary returns a random n×n orthonormal dictionary (the
 // Q of a QR factorisation of a Gaussian matrix).
 func orthonormalDictionary(rng *rand.Rand, n int) *Dictionary {
-	a := mat.NewDense(n, n, nil)
-	for i := range n {
-		for j := range n {
-			a.Set(i, j, rng.NormFloat64())
-		}
-	}
-	var qr mat.QR
-	qr.Factorize(a)
-	var q mat.Dense
-	qr.QTo(&q)
+	q := cubetest.Orthonormal(rng, n, n)
 	d := NewDictionary(n, n)
 	for j := range n {
 		for i := range n {

@@ -15,7 +15,9 @@ import (
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/stages/groupwiener"
 	"tdsc/internal/stages/subspace"
+	"tdsc/internal/testenv/cubetest"
 )
 
 // TestEigenImages: directions count when their eigenvalue clears the
@@ -259,87 +261,6 @@ func TestDenoiseBandsUnchanged(t *testing.T) {
 	}
 }
 
-// TestSpectraOf checks the regression against an explicit projection: the
-// output is μ + P(Y − μ), P the orthogonal projection of pixel space onto
-// the span of the estimate's centred eigen-images (from gonum's SVD, the
-// directions of a zero singular value left out), here of rank 4 in 5
-// images whose means are not zero.
-func TestSpectraOf(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 8))
-	const h, w, bands, k = 13, 11, 9, 5
-	n := h * w
-	y := msi.NewCube(h, w, bands)
-	for i := range y.Data {
-		y.Data[i] = 100 + 40*rng.NormFloat64()
-	}
-	z := msi.NewCube(h, w, k)
-	for i := range z.Data[:4*n] {
-		z.Data[i] = 10 + 20*rng.NormFloat64()
-	}
-	for p := range n { // the fifth image: a combination of two others, and a constant
-		z.Band(4)[p] = z.Band(0)[p] - 2*z.Band(2)[p] + 7
-	}
-	mean := make([]float64, bands)
-	for b := range bands {
-		mean[b] = 100 + float64(b)
-	}
-	got, err := spectraOf(y, mean, z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zc := mat.NewDense(n, k, nil)
-	for i := range k {
-		m := 0.0
-		for _, v := range z.Band(i) {
-			m += v / float64(n)
-		}
-		for p, v := range z.Band(i) {
-			zc.Set(p, i, v-m)
-		}
-	}
-	var svd mat.SVD
-	if !svd.Factorize(zc, mat.SVDThin) {
-		t.Fatal("SVD failed")
-	}
-	var u mat.Dense
-	svd.UTo(&u)
-	values := svd.Values(nil)
-	r := 0
-	for r < len(values) && values[r] > 1e-8*values[0] {
-		r++
-	}
-	if r != 4 {
-		t.Fatalf("test images have rank %d, want 4", r)
-	}
-	ur := u.Slice(0, n, 0, r)
-	for b := range bands {
-		centred := make([]float64, n)
-		for p, v := range y.Band(b) {
-			centred[p] = v - mean[b]
-		}
-		var coef, proj mat.VecDense
-		coef.MulVec(ur.T(), mat.NewVecDense(n, centred))
-		proj.MulVec(ur, &coef)
-		for p, v := range got.Band(b) {
-			if want := mean[b] + proj.AtVec(p); math.Abs(v-want) > 1e-8*(1+math.Abs(want)) {
-				t.Fatalf("band %d, pixel %d: %v, want %v", b, p, v, want)
-			}
-		}
-	}
-	// A flat estimate gives the mean everywhere.
-	flat, err := spectraOf(y, mean, msi.NewCube(h, w, k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for b := range bands {
-		for p, v := range flat.Band(b) {
-			if v != mean[b] {
-				t.Fatalf("flat estimate, band %d, pixel %d: %v, want the mean %v", b, p, v, mean[b])
-			}
-		}
-	}
-}
-
 // TestStripDenoiserKeepsBands: a Denoiser prepared for strips (its pilot
 // given) without a basis keeps the bands of a cube that the rule would put
 // on eigen-images: its pilot's dictionary was learned on band patches.
@@ -360,4 +281,99 @@ func TestStripDenoiserKeepsBands(t *testing.T) {
 	if out.Bands != noisy.Bands {
 		t.Errorf("%d bands out of %d", out.Bands, noisy.Bands)
 	}
+}
+
+// TestBandPilot checks bandPilot on a cube of rank 3 whose spectra lie
+// outside the span of a random orthonormal E of 6 directions: given its
+// exact eigen-images and no noise to smooth (σ → 0), the pilot is the
+// cube itself (the part outside E fitted, the part inside taken from the
+// eigen-images); with noise, given the clean cube's eigen-images, the
+// pilot is closer to the clean cube than those eigen-images on E are.
+func TestBandPilot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 2))
+	const h, w, bands, k = 20, 18, 40, 6
+	clean := manyBandCube(rng, h, w, bands, 3)
+	orth := cubetest.Orthonormal(rng, bands, k)
+	e := &subspace.Basis{Bands: bands, K: k, Mean: subspace.MeanSpectrum(clean), E: make([]float64, bands*k)}
+	for i := range bands {
+		for j := range k {
+			e.E[i*k+j] = orth.At(i, j)
+		}
+	}
+	z := e.Project(clean)
+	f, coords, err := bandPilot(clean, e, z, 1e-12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pilot's basis is orthonormal, about the mean of the eigen-images'.
+	fb := mat.NewDense(bands, f.K, f.E)
+	var gram mat.Dense
+	gram.Mul(fb.T(), fb)
+	if !mat.EqualApprox(&gram, eye(f.K), 1e-12) || !slices.Equal(f.Mean, e.Mean) {
+		t.Fatalf("basis of the pilot: FᵀF = %v, mean %v; want I and %v", mat.Formatted(&gram), f.Mean, e.Mean)
+	}
+	got := f.Reconstruct(coords)
+	for i, v := range got.Data {
+		if want := clean.Data[i]; math.Abs(v-want) > 1e-8*(1+math.Abs(want)) {
+			t.Fatalf("voxel %d: %v, want %v", i, v, want)
+		}
+	}
+
+	const sigma = 10.0
+	noisy := noise.Add(nil, clean, sigma, 3)
+	e.Mean = subspace.MeanSpectrum(noisy)
+	f, coords, err = bandPilot(noisy, e, e.Project(clean), sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pilot := f.Reconstruct(coords)
+	onE, _ := metrics.Evaluate(t.Context(), clean, e.Reconstruct(e.Project(clean)))
+	fitted, _ := metrics.Evaluate(t.Context(), clean, pilot)
+	t.Logf("PSNR of the clean cube's eigen-images on E %.2f dB, of the pilot %.2f dB", onE.PSNR, fitted.PSNR)
+	if fitted.PSNR < onE.PSNR+10 {
+		t.Errorf("pilot %.2f dB is not 10 dB above the eigen-images on E, %.2f", fitted.PSNR, onE.PSNR)
+	}
+}
+
+// TestSmoothSpectrum: the coefficients of a spectrum in the DCT-II
+// (written out with its cosines here) of magnitude at most the threshold
+// are removed, the others kept.
+func TestSmoothSpectrum(t *testing.T) {
+	const bands, threshold = 23, 0.1
+	rng := rand.New(rand.NewPCG(5, 5))
+	basis := func(k, b int) float64 {
+		a := math.Sqrt(2.0 / bands)
+		if k == 0 {
+			a = math.Sqrt(1.0 / bands)
+		}
+		return a * math.Cos(math.Pi*float64((2*b+1)*k)/(2*bands))
+	}
+	u, want := make([]float64, bands), make([]float64, bands)
+	for k := range bands {
+		c := threshold * (2*rng.Float64() - 1) // below the threshold
+		if k%3 == 0 {
+			c = math.Copysign(threshold+rng.Float64(), c) // above it
+		}
+		for b := range bands {
+			u[b] += c * basis(k, b)
+			if k%3 == 0 {
+				want[b] += c * basis(k, b)
+			}
+		}
+	}
+	smoothSpectrum(u, groupwiener.DCTMatrix(bands), threshold)
+	for b, v := range u {
+		if math.Abs(v-want[b]) > 1e-12 {
+			t.Fatalf("band %d: %v, want %v", b, v, want[b])
+		}
+	}
+}
+
+// eye returns the n×n identity.
+func eye(n int) *mat.Dense {
+	m := mat.NewDense(n, n, nil)
+	for i := range n {
+		m.Set(i, i, 1)
+	}
+	return m
 }

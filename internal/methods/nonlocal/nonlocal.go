@@ -22,20 +22,25 @@
 //     regularisation), with λ = 0.1 and δ = 0.6.
 //
 // Bands: on a cube of B bands whose signal the k spectral eigen-images hold
-// with k ≤ B/4 (EigenImages, useEigenImages), the whole chain runs on the
-// eigen-images Z = (Y − μ)E instead of the bands (they keep white noise of
-// the same σ; E the leading spectral directions of the means of 4×4 blocks
-// of pixels), its last Wiener pass on all k of them in the estimate's
-// basis instead of the full spectrum, and returns μ plus the estimated
-// eigen-images each with its spectrum fitted to Y in least squares: the
-// stages cost k bands' worth instead of B. Fewer bands (every 31-band CAVE
-// scene) keep the chain on the bands. See eigen.go.
+// with k ≤ B/4 (EigenImages, useEigenImages), the pilot and the Wiener
+// passes run on the eigen-images Z = (Y − μ)E instead of the bands (they
+// keep white noise of the same σ; E the leading spectral directions of the
+// means of 4×4 blocks of pixels), the last Wiener pass on all k of them in
+// the estimate's basis instead of the full spectrum; the low-rank rounds
+// then take a pilot whose spectra are fitted to Y outside E and smoothed
+// (bandPilot): the pilot and the Wiener passes cost k bands' worth instead
+// of B. Fewer bands (every
+// 31-band CAVE scene) keep the chain on the bands. See eigen.go.
 //
 // A cube denoised in strips (package tile) learns once, from the whole
 // cube, what every strip shares: on many bands the basis of the
 // eigen-images, then the pilot's dictionary and the rank (PrepareStrips,
 // streamedEigenBasis, StreamedRank); the rest is each strip's, with a halo
-// of lines around it (StripGeometry).
+// of lines around it (StripGeometry). A whole cube taller than 256 lines
+// is denoised the same way, in blocks of 128 lines (blocks.go): the
+// stages' spectral subspaces fitted per block are more local than one
+// fitted on the whole scene, and better, and a run whole then gives what
+// a run in strips of 128 lines gives.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -160,23 +165,29 @@ const rankZ = 3
 // scene has more materials, and 16 times the pixels make weaker directions
 // significant (full balloons at σ = 30: rank 9 gains 0.7 dB over 6,
 // docs/results.md).
+//
+// The count stops at the first direction without signal, so the power is
+// measured along the leading rankDirections directions, then twice as
+// many, until one of them holds none: the same rank as along all of
+// them (each direction's power is its own sum), at a fraction of the cost
+// on a cube of many bands, where the rank is a few directions of hundreds.
 func ChooseRank(y, x *msi.Cube, sigma float64) (int, error) {
-	return chooseRank(y, x, sigma, 0)
-}
-
-// chooseRank is ChooseRank with the threshold raised by excess, the power
-// beyond σ² that noise may have along a direction of y (eigenImageExcess).
-func chooseRank(y, x *msi.Cube, sigma, excess float64) (int, error) {
 	bs, err := subspace.Fit(x, subspace.MeanSpectrum(y), y.Bands)
 	if err != nil {
 		return 0, err
 	}
-	power := bs.SignalPower(y, sigma)
-	for i := range power {
-		power[i] -= excess
+	for n := min(y.Bands, rankDirections); ; n = min(y.Bands, 2*n) {
+		power := bs.Leading(n).SignalPower(y, sigma)
+		if rank := rankFromPower(power, sigma, y.Height*y.Width); rank < n || n == y.Bands {
+			return rank, nil
+		}
 	}
-	return rankFromPower(power, sigma, y.Height*y.Width), nil
 }
+
+// rankDirections is the number of leading directions along which
+// ChooseRank first measures the power: above RankFor's ranks, so that a
+// rank below it is final.
+const rankDirections = 16
 
 // Validate checks resolved options, the pilot's included, against a cube
 // of height×width×bands.
@@ -228,12 +239,17 @@ func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
 
 // Denoise returns the estimate of the clean cube for noise of standard
 // deviation sigma > 0 on the [0, 255] scale, and in the Result the rank it
-// chose. It stops with ctx.Err() when ctx is cancelled.
+// chose. A cube taller than blockSplit lines is denoised in line blocks
+// (blocks.go), bit for bit as in strips of blockLines lines. It stops
+// with ctx.Err() when ctx is cancelled.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
 	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
+	}
+	if d.inBlocks(noisy.Height) {
+		return d.denoiseBlocks(ctx, noisy, sigma)
 	}
 	// On many bands the chain runs on the eigen-images (eigen.go): noisy
 	// is then their cube, and the bands come back at the end. A strip's
@@ -247,10 +263,9 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, denoise.Result{}, err
 		}
 	}
-	full, wavelengths, excess := noisy, noisy.Wavelengths, 0.0
+	full, wavelengths := noisy, noisy.Wavelengths
 	if bands != nil {
 		log.Logf("eigen-images: %d of the %d bands", bands.K, noisy.Bands)
-		excess = eigenImageExcess(noisy.Bands, noisy.Height*noisy.Width/(eigenBlock*eigenBlock), sigma/eigenBlock)
 		noisy = bands.Project(noisy)
 	}
 	pilotStart := time.Now()
@@ -262,12 +277,14 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	// What afterStage is given: the estimate on the bands.
+	// What afterStage is given: the estimate on the bands. x holds the
+	// coordinates of the pixels on the basis on (nil: the bands).
+	on := bands
 	onBands := func(x *msi.Cube) *msi.Cube {
-		if bands == nil {
+		if on == nil {
 			return x
 		}
-		return bands.Reconstruct(x)
+		return on.Reconstruct(x)
 	}
 	if d.afterStage != nil {
 		d.afterStage("2DSC pilot", onBands(x), time.Since(pilotStart))
@@ -306,13 +323,21 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 			return nil, denoise.Result{}, err
 		}
 	}
+	if on != nil {
+		// The low-rank rounds fit their subspace on a pilot whose spectra
+		// are not confined to E (bandPilot), and work on its coordinates.
+		if on, x, err = bandPilot(full, bands, x, sigma); err != nil {
+			return nil, denoise.Result{}, err
+		}
+		noisy = on.Project(full)
+	}
 	rank := o.Rank
 	switch {
 	case rank == 0 && d.counted:
 		rank = min(noisy.Bands, max(d.signalDirections, RankFor(sigma)))
 		log.Logf("spectral subspace: rank %d (%d directions of signal, as counted by the caller)", rank, d.signalDirections)
 	case rank == 0:
-		if rank, err = chooseRank(noisy, x, sigma, excess); err != nil {
+		if rank, err = ChooseRank(noisy, x, sigma); err != nil {
 			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d", rank)
@@ -335,12 +360,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	res := denoise.Result{Settings: denoise.Params("wiener", o.Wiener, "rounds", o.Rounds, "rank", rank, "group", o.Group,
 		"pilot-beta", o.Pilot.Beta, "pilot-stride", o.Pilot.Stride, "pilot-code-iters", o.Pilot.CodeIters, "seed", o.Pilot.Seed)}
 	if bands != nil {
-		// A strip returns by E's spectra (PrepareStrips says why).
-		if d.pilot != nil {
-			x = bands.Reconstruct(x)
-		} else if x, err = spectraOf(full, bands.Mean, x); err != nil {
-			return nil, denoise.Result{}, err
-		}
+		x = on.Reconstruct(x)
 		res.Settings = append(res.Settings, denoise.Params("eigen-images", bands.K)...)
 	}
 	x.Wavelengths = wavelengths

@@ -254,20 +254,6 @@ func TestChooseRank(t *testing.T) {
 			t.Errorf("powers %v×threshold, σ %v: rank %d, want %d", tc.powers, tc.sigma, got, tc.want)
 		}
 	}
-	threshold := 3 * 30 * 30 * math.Sqrt(2.0/(rankHeight*rankWidth))
-	for _, tc := range []struct {
-		powers []float64
-		want   int
-	}{{append(strongPowers(8), 2), 8}, {append(strongPowers(8), 4), 9}} {
-		clean, noisy := cubeWithPowers(tc.powers, 30, 1)
-		got, err := chooseRank(noisy, clean, 30, 2*threshold)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != tc.want {
-			t.Errorf("powers %v×threshold, excess 2 thresholds: rank %d, want %d", tc.powers, got, tc.want)
-		}
-	}
 }
 
 // rankCases are signal powers along orthonormal directions, in units of
@@ -285,6 +271,9 @@ var rankCases = []struct {
 	{strongPowers(3), 30, RankFor(30)},
 	{strongPowers(3), 10, RankFor(10)},
 	{append(strongPowers(13), 2), 10, 14},
+	// More directions of signal than chooseRank first measures.
+	{append(strongPowers(17), 1.0/3), 30, 17},
+	{strongPowers(rankBands), 30, rankBands},
 }
 
 const rankHeight, rankWidth, rankBands = 64, 64, 20
@@ -304,16 +293,7 @@ func cubeWithPowers(powers []float64, sigma float64, block int) (clean, noisy *m
 	rng := rand.New(rand.NewPCG(uint64(len(powers)), 5))
 	// Orthonormal directions: the first columns of the Q of a random
 	// matrix.
-	a := mat.NewDense(bands, len(powers), nil)
-	for i := range bands {
-		for j := range powers {
-			a.Set(i, j, rng.NormFloat64())
-		}
-	}
-	var qr mat.QR
-	qr.Factorize(a)
-	var q mat.Dense
-	qr.QTo(&q)
+	q := cubetest.Orthonormal(rng, bands, len(powers))
 	clean = msi.NewCube(h, w, bands)
 	coef := make([]float64, (h/block)*(w/block)*len(powers))
 	for i := range coef {

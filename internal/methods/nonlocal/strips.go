@@ -21,9 +21,10 @@ import (
 // a strip lacks near its edge is patches to group with, whose effect
 // fades within a search window. Full balloons at σ = 30 in strips of 128
 // lines (docs/results.md): with halos of 16, 20, 24 and 32 lines the whole
-// result is within 0.01 dB of the others (all 0.38 dB above the whole
-// cube's, the strips' subspaces being more local), and at no line near a
-// join below the whole cube's; 16 dips at the joins to 0.04 dB above it,
+// result is within 0.01 dB of the others (all 0.38 dB above the chain run
+// on the whole cube at once, the strips' subspaces being more local: why
+// a whole cube that tall now runs in blocks, blocks.go), and at no line
+// near a join below that chain's; 16 dips at the joins to 0.04 dB above it,
 // against 0.2–0.45 dB elsewhere, 32 not at all. 16 is the smallest of
 // them, and reads 608 lines for the 512 of the cube (1.19×) where 32 reads
 // 704 (1.375×).
@@ -50,25 +51,25 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (twodsc's PrepareTiles: on the bands, the same dictionary bit for bit),
 // and the rank of the low-rank stage, unless Options.Rank gives it
 // (StreamedRank over the strips' lines, its threshold raised on
-// eigen-images by the excess of their noise, as ChooseRank's is in the
-// whole run), or from the directions of signal the caller counted
-// (WithSignalDirections), as in the whole run. The Denoiser it returns projects every strip on the basis,
-// denoises it with the pilot and the rank, and returns to the bands as
-// μ + ẐEᵀ, the whole cube's spectra, where the whole run fits each
-// image's spectrum to the noisy bands (spectraOf). That regression needs
-// the estimate, so in strips it would be a strip's, and on a strip's
-// fewer pixels its noise (σ²·r/N per voxel) outweighs what it corrects:
-// on the 256×256 balloons crop at 224 bands in strips of 64 lines it ended
-// 0.5 dB below ẐEᵀ, and spectra fitted once per cube from the pixels'
-// second moment (the regression on the clean eigen-images that it
-// implies) 2.9 dB below, their correction dominated by noise
+// eigen-images by the excess of their noise), or from the directions of
+// signal the caller counted (WithSignalDirections), as in the whole run.
+// The Denoiser it returns projects every strip on the basis, denoises it
+// with the pilot and the rank, and returns to the bands as the whole run
+// does, through the pilot of its low-rank rounds fitted on the strip
+// (bandPilot). An earlier fit of each image's spectrum to a strip's noisy
+// bands (least squares, without bandPilot's smoothing) cost 0.5 dB against
+// μ + ẐEᵀ on the 256×256 balloons crop at 224 bands in strips of 64 lines,
+// its noise (σ²·r/N per voxel) large on a strip's fewer pixels; bandPilot
+// gains 0.58 dB over μ + ẐEᵀ there, as in the whole run
 // (docs/results.md). The Denoiser reports its stages but no log lines
 // (the caller reports the strips, the stages as their progress); its
 // Draft keeps all of it.
-// The strips' results are close to, not the same as, the whole cube's:
-// the Wiener and low-rank stages group the patches of a strip and its
-// halo, and fit their subspaces on the strip. The Result is empty: the
-// whole cube's run saves no dictionary either.
+// The Wiener and low-rank stages group the patches of a strip and its
+// halo, and fit their subspaces on the strip: in strips of blockLines
+// lines the result is Denoise's on the whole cube bit for bit (a whole
+// cube taller than blockSplit runs in those blocks), in strips of other
+// heights close to it. The Result is empty: the whole cube's run saves
+// no dictionary either.
 func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (denoise.Method, denoise.Result, error) {
 	o := d.Options.Resolve(sigma)
 	h, w, b := r.Size()

@@ -4,7 +4,10 @@ package cubetest
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/metrics"
 	"tdsc/internal/msi"
@@ -30,4 +33,21 @@ func RMSE(a, b *msi.Cube) float64 {
 		s += d * d
 	}
 	return math.Sqrt(s / float64(len(a.Data)))
+}
+
+// Orthonormal returns a random rows×cols matrix of orthonormal columns
+// (cols ≤ rows): the first columns of the Q of the QR factorisation of a
+// matrix of standard normal entries drawn from rng row by row.
+func Orthonormal(rng *rand.Rand, rows, cols int) *mat.Dense {
+	a := mat.NewDense(rows, cols, nil)
+	for i := range rows {
+		for j := range cols {
+			a.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(a)
+	var q mat.Dense
+	qr.QTo(&q)
+	return q.Slice(0, rows, 0, cols).(*mat.Dense)
 }
