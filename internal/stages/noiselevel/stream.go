@@ -11,7 +11,7 @@ import (
 
 // StreamWindows bounds the window statistics a Stream keeps, over all
 // bands and both fits of a band (its own details and its spectral
-// details): 2²⁰ of them, 56 MiB.
+// details): 2²⁰ of them, 48 MiB (48 bytes each).
 const StreamWindows = 1 << 20
 
 // Stream fits the noise-level functions of a cube read a window of lines
