@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -134,5 +135,19 @@ func TestStreamClipped(t *testing.T) {
 	}
 	if got, want := s.Report(), Estimate(noisy, Options{}); !reflect.DeepEqual(got, want) {
 		t.Errorf("the streamed report differs from Estimate's:\n%s\nwant\n%s", got.Summary(), want.Summary())
+	}
+}
+
+// TestStreamDeterministic: the streamed report is the same on one core
+// and on several (bands are measured and fitted in parallel, each on its
+// own).
+func TestStreamDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 3333))
+	noisy := poissonGaussian(rng, scene(rng, 90, 70, 7, 0, 255), slices.Repeat([]Function{{A: 1.5, B: 9}}, 7))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one := streamed(noisy, nil, StreamWindows, 11).Report()
+	runtime.GOMAXPROCS(4)
+	if many := streamed(noisy, nil, StreamWindows, 11).Report(); !reflect.DeepEqual(one, many) {
+		t.Error("the streamed report on 4 cores differs from that on 1")
 	}
 }
