@@ -65,7 +65,12 @@ func TestLinearMethodAlgebra(t *testing.T) {
 	sigmas[2], sigmas[5] = 0, 0.5 // both below the floor
 	const alpha, beta = 0.7, 0.3
 	n := noisy.Height * noisy.Width
-	for _, o := range allOptions {
+	// Given pivots, one a band, far from the bands' means.
+	pivots := make([]float64, noisy.Bands)
+	for b := range pivots {
+		pivots[b] = -100 + 400*rng.Float64()
+	}
+	for _, o := range append(allOptions, Options{Pivots: pivots}, Options{Pivots: pivots, Pivot: PivotZero, Strength: 0.5}) {
 		var seen *msi.Cube
 		var seenSigma float64
 		linear := func(_ context.Context, c *msi.Cube, sigma float64) (*msi.Cube, error) {
@@ -98,7 +103,9 @@ func TestLinearMethodAlgebra(t *testing.T) {
 		for b := range noisy.Bands {
 			band := noisy.Band(b)
 			pivot := 0.0
-			if r.Pivot == PivotMean {
+			if r.Pivots != nil {
+				pivot = r.Pivots[b]
+			} else if r.Pivot == PivotMean {
 				for _, v := range band {
 					pivot += v
 				}
@@ -177,6 +184,8 @@ func TestDenoiseErrors(t *testing.T) {
 		{Options{Floor: -1}, "whiten-floor"},
 		{Options{Strength: 1.2}, "whiten-strength"},
 		{Options{Strength: -0.5}, "whiten-strength"},
+		{Options{Pivots: []float64{1, math.NaN(), 3}}, "whiten-pivot"},
+		{Options{Pivots: []float64{1, 2, math.Inf(-1)}}, "whiten-pivot"},
 	} {
 		_, err := Denoise(ctx, identity, noisy, []float64{1, 2, 3}, tc.o)
 		var oe *option.Error
@@ -188,6 +197,9 @@ func TestDenoiseErrors(t *testing.T) {
 		if _, err := Denoise(ctx, identity, noisy, sigmas, Options{}); err == nil {
 			t.Errorf("σs %v: no error", sigmas)
 		}
+	}
+	if _, err := Denoise(ctx, identity, noisy, []float64{1, 2, 3}, Options{Pivots: []float64{1, 2}}); err == nil {
+		t.Error("2 pivots for 3 bands: no error")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

@@ -77,6 +77,10 @@ type Options struct {
 	NoReestimate bool
 	// NoWhiten runs the denoiser at the median σ_b on the unscaled cube.
 	NoWhiten bool
+	// Pivots, if not nil, are the values the whitening scales the bands
+	// around (bandwhiten.Options.Pivots; nil: each band's mean in the
+	// cube denoised).
+	Pivots []float64
 }
 
 // DefaultPasses is the default Options.Passes.
@@ -146,7 +150,7 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 		if o.NoWhiten {
 			x, err = method(ctx, z, bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
 		} else {
-			x, err = bandwhiten.Denoise(ctx, method, z, det.Sigma, bandwhiten.Options{})
+			x, err = bandwhiten.Denoise(ctx, method, z, det.Sigma, bandwhiten.Options{Pivots: o.Pivots})
 		}
 		if err != nil {
 			return nil, err
