@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
+	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
 	"tdsc/internal/report"
@@ -65,7 +67,7 @@ const eigenBandRatio = 4
 // rankZ standard errors σ²·√(2/N) (as ChooseRank counts them). Without the
 // edge, every second direction of a 224-band cube would count at σ = 30.
 func EigenImages(eigenvalues []float64, pixels int, sigma float64) int {
-	edge := sigma*sigma + eigenImageExcess(len(eigenvalues), pixels, sigma) + rankZ*sigma*sigma*math.Sqrt(2/float64(pixels))
+	edge := noiseEdge(len(eigenvalues), pixels, sigma)
 	signal := 0
 	for _, v := range eigenvalues {
 		if v <= edge {
@@ -74,6 +76,13 @@ func EigenImages(eigenvalues []float64, pixels int, sigma float64) int {
 		signal++
 	}
 	return min(len(eigenvalues), max(eigenImagesMin, eigenImagesMargin*signal))
+}
+
+// noiseEdge returns the eigenvalue of the sample covariance of a cube of
+// the given bands and pixels under white noise of standard deviation
+// sigma above which EigenImages counts a direction as signal.
+func noiseEdge(bands, pixels int, sigma float64) float64 {
+	return sigma*sigma + eigenImageExcess(bands, pixels, sigma) + rankZ*sigma*sigma*math.Sqrt(2/float64(pixels))
 }
 
 // eigenImageExcess returns the most power beyond σ² that white noise of
@@ -154,7 +163,7 @@ func eigenBasis(y *msi.Cube, sigma float64, least, force int) (*subspace.Basis, 
 	if err != nil {
 		return nil, err
 	}
-	return leadingEigenImages(full, blocks.Height*blocks.Width, sigma, least, force), nil
+	return leadingEigenImages(full, full.Eigenvalues, blocks.Height*blocks.Width, sigma, least, force), nil
 }
 
 // mayUseEigenImages reports whether a cube of height×width×bands may be
@@ -165,12 +174,14 @@ func mayUseEigenImages(height, width, bands, least, force int) bool {
 }
 
 // leadingEigenImages returns eigenBasis's basis from the basis of all the
-// directions of the block means (blocks of them), nil for the bands.
-func leadingEigenImages(full *subspace.Basis, blocks int, sigma float64, least, force int) *subspace.Basis {
+// directions of the block means (blocks of them), nil for the bands, k
+// counted on the given eigenvalues of their covariance (full's own, or
+// those of the covariance whose noise is white, repairCount).
+func leadingEigenImages(full *subspace.Basis, eigenvalues []float64, blocks int, sigma float64, least, force int) *subspace.Basis {
 	if force > 0 {
 		return full.Leading(force)
 	}
-	k := max(least, EigenImages(full.Eigenvalues, blocks, sigma/eigenBlock))
+	k := max(least, EigenImages(eigenvalues, blocks, sigma/eigenBlock))
 	if !useEigenImages(full.Bands, k) {
 		return nil
 	}
@@ -183,28 +194,41 @@ func leadingEigenImages(full *subspace.Basis, blocks int, sigma float64, least, 
 // whole cube's blocks): the sums of the pixels for the mean spectrum μ and
 // the moments of the block means (subspace.Moments), their covariance
 // taken about μ at the end. Each line is read once. The basis agrees with
-// eigenBasis's to rounding (the sums are the same, in another order). It
-// reports the lines read on log and stops with ctx.Err() between windows
-// when ctx is cancelled.
-func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, error) {
+// eigenBasis's to rounding (the sums are the same, in another order).
+//
+// When r is a denoise.RepairLines it also returns the basis for the
+// repair's later passes (later; else later is first), from the same pass:
+// the block means of the voxels that were not filled (filledBlockMeans),
+// their covariance less the excess of noise that fewer voxels leave in
+// them (repairCovariance). It reports the lines read on log and stops
+// with ctx.Err() between windows when ctx is cancelled.
+func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (first, later *subspace.Basis, err error) {
 	h, w, b := r.Size()
 	if !mayUseEigenImages(h, w, b, least, force) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if lines < eigenBlock || lines%eigenBlock != 0 {
 		panic(fmt.Sprintf("nonlocal: windows of %d lines are not a multiple of the %d of a block", lines, eigenBlock))
 	}
+	repairLines, repairing := r.(denoise.RepairLines)
 	log.Start("eigen-image statistics", "lines", int64(h))
 	defer log.Finish()
 	sum := make([]float64, b)
-	var blocks *subspace.Moments
+	var blocks, unfilled *subspace.Moments
+	var inverseCounts []float64
 	for y0 := 0; y0 < h; y0 += lines {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		c, err := r.ReadLines(y0, min(lines, h-y0))
+		var c *msi.Cube
+		var filled []bool
+		if repairing {
+			c, filled, err = repairLines.ReadFilled(y0, min(lines, h-y0))
+		} else {
+			c, err = r.ReadLines(y0, min(lines, h-y0))
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for band := range b {
 			for _, v := range c.Band(band) {
@@ -217,6 +241,16 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 				blocks = subspace.NewMoments(subspace.MeanSpectrum(means))
 			}
 			blocks.Add(means)
+			if repairing {
+				means, inverse := filledBlockMeans(c, filled, eigenBlock)
+				if unfilled == nil {
+					unfilled, inverseCounts = subspace.NewMoments(subspace.MeanSpectrum(means)), make([]float64, b)
+				}
+				unfilled.Add(means)
+				for band, v := range inverse {
+					inverseCounts[band] += v
+				}
+			}
 		}
 		log.Update(int64(y0+c.Height), "")
 	}
@@ -226,9 +260,120 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	}
 	full, err := subspace.FitMoment(blocks.SecondMoment(mean), mean, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return leadingEigenImages(full, blocks.N, sigma, least, force), nil
+	first = leadingEigenImages(full, full.Eigenvalues, blocks.N, sigma, least, force)
+	if !repairing {
+		return first, first, nil
+	}
+	raw := unfilled.SecondMoment(mean)
+	counted, err := repairCount(raw, inverseCounts, unfilled.N)
+	if err != nil {
+		return nil, nil, err
+	}
+	full, err = subspace.FitMoment(repairCovariance(raw, inverseCounts, unfilled.N, sigma), mean, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return first, leadingEigenImages(full, counted, unfilled.N, sigma, least, force), nil
+}
+
+// filledBlockMeans returns the cube of the mean spectra of the s×s blocks
+// of y as blockMeans returns it, but each band's mean taken over the
+// voxels of the block that filled does not mark (over all of them where
+// it marks every one), and for every band the sum over the blocks of
+// 1/m, m the voxels its means were taken over.
+//
+// Why: the repair's first pass fills impulse and dead voxels from their
+// neighbours, so the noise of the filled voxels is that of the few
+// neighbours they copy, correlated, and does not average away over a
+// block; on the bands that hold them the block means keep much more noise
+// than σ²/s², and their directions pass the noise's edge (EigenImages) by
+// the tens: the 256×256 balloons crop resampled to 224 bands with QRNN3D's
+// case 5 keeps its bands on the first pass, where its last pass, on the
+// filled voxels' estimate, works on eigen-images (docs/results.md). Left
+// out, the filled voxels add nothing; the fewer voxels left leave
+// independent noise of σ²/m in a band's mean, known from m, which
+// repairCovariance takes off.
+func filledBlockMeans(y *msi.Cube, filled []bool, s int) (*msi.Cube, []float64) {
+	h, w := y.Height/s, y.Width/s
+	out := msi.NewCube(h, w, y.Bands)
+	inverse := make([]float64, y.Bands)
+	n := y.Height * y.Width
+	parallel.Each(y.Bands, func(b int) {
+		src, mask, dst := y.Band(b), filled[b*n:(b+1)*n], out.Band(b)
+		for i := range h {
+			for j := range w {
+				sum, all, m := 0.0, 0.0, 0
+				for yy := i * s; yy < (i+1)*s; yy++ {
+					for xx := j * s; xx < (j+1)*s; xx++ {
+						v := src[yy*y.Width+xx]
+						all += v
+						if !mask[yy*y.Width+xx] {
+							sum += v
+							m++
+						}
+					}
+				}
+				if m == 0 {
+					sum, m = all, s*s
+				}
+				dst[i*w+j] = sum / float64(m)
+				inverse[b] += 1 / float64(m)
+			}
+		}
+	})
+	return out, inverse
+}
+
+// repairCount returns the eigenvalues, in decreasing order, that the
+// number of eigen-images of the repair's later passes is counted on: those
+// of GCG, C the second moment cov of n block means taken over fewer
+// voxels than a block's (filledBlockMeans, inverse[b] the sum of 1/m over
+// band b's), G the gains g_b = (n/(eigenBlock²·inverse[b]))^½ that bring
+// every band's noise to that of whole blocks.
+//
+// Why not C less the excess on its diagonal (repairCovariance): the noise
+// is then white on average, but the bands with fewer voxels spread their
+// sample covariance's eigenvalues as far as their own noise reaches (the
+// Marchenko–Pastur edge scales with the variance), beyond EigenImages'
+// edge; scaled to white noise, their spread is the edge's. The gains
+// scale those bands' signal down too, but the directions of a scene's
+// signal span all its bands.
+func repairCount(cov *mat.SymDense, inverse []float64, n int) ([]float64, error) {
+	bands := len(inverse)
+	gain := make([]float64, bands)
+	for b, v := range inverse {
+		gain[b] = math.Sqrt(float64(n) / (eigenBlock * eigenBlock * v))
+	}
+	scaled := mat.NewSymDense(bands, nil)
+	for i := range bands {
+		for j := i; j < bands; j++ {
+			scaled.SetSym(i, j, gain[i]*cov.At(i, j)*gain[j])
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(scaled, false) {
+		return nil, fmt.Errorf("nonlocal: the eigendecomposition of the block means' covariance did not converge")
+	}
+	values := eig.Values(nil)
+	slices.Reverse(values)
+	return values, nil
+}
+
+// repairCovariance returns cov, the second moment of n block means of
+// eigenBlock² voxels of white noise σ each taken over m of them
+// (filledBlockMeans, inverse[b] the sum of 1/m over band b's), with the
+// noise of those means brought to that of whole blocks: σ²·(inverse[b]/n
+// − 1/eigenBlock²) taken off its diagonal. The noise of different bands
+// is independent, so only the diagonal holds the excess. cov is changed
+// and returned.
+func repairCovariance(cov *mat.SymDense, inverse []float64, n int, sigma float64) *mat.SymDense {
+	for b, v := range inverse {
+		excess := sigma * sigma * (v/float64(n) - 1.0/(eigenBlock*eigenBlock))
+		cov.SetSym(b, b, cov.At(b, b)-excess)
+	}
+	return cov
 }
 
 // eigenLines reads the eigen-images of the lines of a cube: the lines of

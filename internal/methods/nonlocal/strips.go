@@ -77,10 +77,32 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		return nil, denoise.Result{}, err
 	}
 	log := report.OrDiscard(d.Report)
-	basis, err := streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log)
+	first, later, err := streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log)
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
+	prepared, err := d.prepareOn(ctx, r, strips, sigma, later, log)
+	if err != nil {
+		return nil, denoise.Result{}, err
+	}
+	if (first == nil) != (later == nil) {
+		// The repair's passes choose differently (denoise.RepairLines):
+		// the draft runs the first pass as the whole run's first pass
+		// does, with what it learns on the lines as they are.
+		log.Logf("the repair's first pass: on the bands, the filled voxels' noise counted as signal")
+		if prepared.first, err = d.prepareOn(ctx, r, strips, sigma, first, log); err != nil {
+			return nil, denoise.Result{}, err
+		}
+	}
+	return prepared, denoise.Result{}, nil
+}
+
+// prepareOn returns PrepareStrips's Denoiser on the basis of the
+// eigen-images basis (nil: the bands): the pilot's dictionary and the
+// rank learned from the lines of r on it.
+func (d *Denoiser) prepareOn(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64, basis *subspace.Basis, log report.Reporter) (*Denoiser, error) {
+	o := d.Options.Resolve(sigma)
+	h, w, b := r.Size()
 	excess := 0.0
 	if basis != nil {
 		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
@@ -90,17 +112,17 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}
 	stripPilot, _, err := pilot.PrepareTiles(ctx, r, strips, sigma)
 	if err != nil {
-		return nil, denoise.Result{}, err
+		return nil, err
 	}
 	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
 		signalDirections: d.signalDirections, counted: d.counted}
 	if prepared.Options.Rank == 0 && !d.counted {
 		if prepared.Options.Rank, err = streamedRank(ctx, r, strips, sigma, excess, log); err != nil {
-			return nil, denoise.Result{}, err
+			return nil, err
 		}
 		log.Logf("spectral subspace: rank %d, chosen from the whole cube", prepared.Options.Rank)
 	}
-	return prepared, denoise.Result{}, nil
+	return prepared, nil
 }
 
 // streamValues bounds the values of a window of lines that StreamedRank

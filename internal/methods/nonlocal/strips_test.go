@@ -170,9 +170,12 @@ func TestStreamedEigenBasis(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, lines := range []int{4, 12, tc.h + 4 - tc.h%4} {
-			got, err := streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, lines, tc.sigma, tc.least, tc.force, report.Discard)
+			got, later, err := streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, lines, tc.sigma, tc.least, tc.force, report.Discard)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if later != got {
+				t.Fatalf("%+v, windows of %d lines: lines that are not a repair's have a basis for later passes of their own", tc, lines)
 			}
 			if (got == nil) != (want == nil) {
 				t.Fatalf("%+v, windows of %d lines: eigen-images %v, the whole cube's %v", tc, lines, got != nil, want != nil)

@@ -1,0 +1,277 @@
+package nonlocal
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/report"
+	"tdsc/internal/stages/repair"
+	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/stages/subspace"
+	"tdsc/internal/tile"
+	"tdsc/internal/tile/tiletest"
+)
+
+// repairedLines reads the lines of Cube and which of their voxels Filled
+// marks (denoise.RepairLines).
+type repairedLines struct {
+	tiletest.Lines
+	Filled []bool
+}
+
+func (r repairedLines) ReadFilled(y0, n int) (*msi.Cube, []bool, error) {
+	c, err := r.ReadLines(y0, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, w := r.Cube.Height, r.Cube.Width
+	filled := make([]bool, 0, len(c.Data))
+	for b := range c.Bands {
+		filled = append(filled, r.Filled[(b*h+y0)*w:][:n*w]...)
+	}
+	return c, filled, nil
+}
+
+// impulseRepaired returns noisy with impulses (0 or 255) at the given
+// density in every third band, filled by the repair's first pass
+// (repair.Prepare), and which voxels it filled.
+func impulseRepaired(t *testing.T, rng *rand.Rand, noisy *msi.Cube, density float64) (*msi.Cube, []bool) {
+	t.Helper()
+	y := noisy.Clone()
+	n := y.Height * y.Width
+	det := &sparsenoise.Report{Height: y.Height, Width: y.Width, Bands: y.Bands, Sigma: make([]float64, y.Bands),
+		Mask: make([]uint8, len(y.Data)), StripeOffsets: make([][]float64, y.Bands)}
+	for b := 0; b < y.Bands; b += 3 {
+		for i := b * n; i < (b+1)*n; i++ {
+			if rng.Float64() < density {
+				y.Data[i] = 255 * float64(rng.IntN(2))
+				det.Mask[i] = sparsenoise.Impulse
+			}
+		}
+	}
+	z, mask, err := repair.Prepare(y, det, repair.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled := make([]bool, len(mask))
+	for i, m := range mask {
+		filled[i] = m != 0
+	}
+	return z, filled
+}
+
+// TestFilledBlockMeans checks filledBlockMeans against the means summed
+// voxel by voxel over each block's unmarked voxels (all of them in a
+// block whose every voxel is marked), and the sums of 1/m, on a random
+// cube and mask with a whole band and a whole block marked, the last
+// partial row and column of blocks left out.
+func TestFilledBlockMeans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 8))
+	const h, w, bands, s = 13, 10, 5, 4
+	y := msi.NewCube(h, w, bands)
+	filled := make([]bool, len(y.Data))
+	for i := range y.Data {
+		y.Data[i] = rng.NormFloat64() * 30
+		filled[i] = rng.IntN(3) == 0 || i/(h*w) == 2 // band 2 marked all over
+	}
+	for yy := range s { // the first block of band 0 marked whole
+		for xx := range s {
+			filled[yy*w+xx] = true
+		}
+	}
+	means, inverse := filledBlockMeans(y, filled, s)
+	if means.Height != h/s || means.Width != w/s || means.Bands != bands {
+		t.Fatalf("means are %s, want %d×%d×%d", means.Size(), h/s, w/s, bands)
+	}
+	for b := range bands {
+		wantInverse := 0.0
+		for i := range h / s {
+			for j := range w / s {
+				sum, all, m := 0.0, 0.0, 0
+				for yy := i * s; yy < (i+1)*s; yy++ {
+					for xx := j * s; xx < (j+1)*s; xx++ {
+						all += y.At(yy, xx, b)
+						if !filled[(b*h+yy)*w+xx] {
+							sum += y.At(yy, xx, b)
+							m++
+						}
+					}
+				}
+				if m == 0 {
+					sum, m = all, s*s
+				}
+				wantInverse += 1 / float64(m)
+				if got := means.At(i, j, b); math.Abs(got-sum/float64(m)) > 1e-12 {
+					t.Errorf("block (%d, %d) of band %d: mean %v, want %v", i, j, b, got, sum/float64(m))
+				}
+			}
+		}
+		if math.Abs(inverse[b]-wantInverse) > 1e-12 {
+			t.Errorf("band %d: Σ1/m = %v, want %v", b, inverse[b], wantInverse)
+		}
+	}
+}
+
+// TestRepairCovariance: on white noise of σ with a share of every band's
+// voxels marked (none in some bands, up to 70 % in others), the block
+// means of the unmarked voxels have a second moment whose diagonal,
+// brought to whole blocks by repairCovariance, is σ²/16 within four
+// standard errors in every band (unbrought, the marked bands' are up to
+// three times that), and whose off-diagonal is zero within as many; the
+// eigenvalues repairCount counts on stay within EigenImages' edge of the
+// noise, where those of the corrected second moment pass it.
+func TestRepairCovariance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const h, w, bands, sigma = 128, 128, 12, 10.0
+	y := msi.NewCube(h, w, bands)
+	filled := make([]bool, len(y.Data))
+	for i := range y.Data {
+		y.Data[i] = rng.NormFloat64() * sigma
+		share := 0.1 * float64(i/(h*w)%8) // 0 to 70 % by band
+		filled[i] = rng.Float64() < share
+	}
+	means, inverse := filledBlockMeans(y, filled, eigenBlock)
+	m := subspace.NewMoments(make([]float64, bands))
+	m.Add(means)
+	n := means.Height * means.Width
+	counted, err := repairCount(m.SecondMoment(make([]float64, bands)), inverse, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov := repairCovariance(m.SecondMoment(make([]float64, bands)), inverse, n, sigma)
+	corrected, err := subspace.FitMoment(cov, make([]float64, bands), bands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Noise alone: no direction of the gained covariance passes the
+	// noise's edge, where some of the corrected one's do (the marked
+	// bands' spread).
+	edge := noiseEdge(bands, n, sigma/eigenBlock)
+	if counted[0] > edge {
+		t.Errorf("the gained covariance's largest eigenvalue %v passes the noise's edge %v", counted[0], edge)
+	}
+	if corrected.Eigenvalues[0] <= edge {
+		t.Errorf("the corrected covariance's largest eigenvalue %v is within the noise's edge %v: the test does not tell the two apart", corrected.Eigenvalues[0], edge)
+	}
+	whole := sigma * sigma / (eigenBlock * eigenBlock)
+	se := whole * math.Sqrt(2/float64(n))
+	for b := range bands {
+		if d := cov.At(b, b) - whole; math.Abs(d) > 4*se*inverse[b]/float64(n)*eigenBlock*eigenBlock {
+			t.Errorf("band %d (share %.0f %%): variance %v, want %v", b, 10*float64(b%8), cov.At(b, b), whole)
+		}
+		for c := b + 1; c < bands; c++ {
+			if v := cov.At(b, c); math.Abs(v) > 4*whole*math.Sqrt(inverse[b]*inverse[c])/float64(n)*eigenBlock*eigenBlock/math.Sqrt(float64(n)) {
+				t.Errorf("bands %d, %d: covariance %v, want 0", b, c, v)
+			}
+		}
+	}
+}
+
+// TestStreamedRepairBasis: on a many-band cube of rank 3 whose every third
+// band had impulses on half its voxels, filled as the repair's first pass
+// fills them, the block means of the lines as they are keep the bands
+// (the fill's noise, copied from few neighbours, counted as signal), and
+// those of the voxels not filled choose the eigen-images that the noisy
+// cube without impulses chooses (k, and the projector on E's directions
+// of signal within 5 %, from windows of any height); with nothing marked filled, the later passes'
+// basis is the first's.
+func TestStreamedRepairBasis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	const h, w, bands, signal, sigma = 96, 96, 128, 3, 20.0
+	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, signal), sigma, 3)
+	want, err := eigenBasis(noisy, sigma, 0, 0)
+	if err != nil || want == nil {
+		t.Fatalf("the cube without impulses: eigen-images %v, error %v; want eigen-images", want != nil, err)
+	}
+	z, filled := impulseRepaired(t, rng, noisy, 0.7)
+	for _, lines := range []int{8, 20, h} {
+		first, later, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, lines, sigma, 0, 0, report.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first != nil {
+			t.Fatalf("windows of %d lines: the first pass on %d eigen-images, want the bands", lines, first.K)
+		}
+		if later == nil || later.K != want.K {
+			t.Fatalf("windows of %d lines: the later passes' basis %v, want %d eigen-images", lines, later, want.K)
+		}
+		if d := projectorDistance(later.Leading(signal), want.Leading(signal)); d > 0.05 {
+			t.Errorf("windows of %d lines: the projector on E's leading %d directions is %.3f from the cube's without impulses", lines, signal, d)
+		}
+	}
+	first, later, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: noisy}, make([]bool, len(noisy.Data))}, 20, sigma, 0, 0, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == nil || later == nil || first.K != later.K || projectorDistance(first, later) > 1e-9 {
+		t.Errorf("nothing filled: the later passes' basis is not the first's")
+	}
+}
+
+// TestPrepareStripsRepair: given the lines of a repair whose first pass
+// keeps the bands and whose later passes choose eigen-images
+// (TestStreamedRepairBasis's cube), PrepareStrips returns a Denoiser on
+// the later passes' eigen-images whose Draft, the first pass, works on
+// the bands with its own pilot and the rank streamed from the bands; and
+// the strips of the last pass record their eigen-images.
+func TestPrepareStripsRepair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	const h, w, bands, sigma = 96, 96, 128, 20.0
+	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
+	z, filled := impulseRepaired(t, rng, noisy, 0.7)
+	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
+	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
+	lines := repairedLines{tiletest.Lines{Cube: z}, filled}
+	m, _, err := denoise.PrepareStrips(context.Background(), d, lines, strips, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepared := m.(*Denoiser)
+	_, later, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prepared.basis == nil || prepared.basis.K != later.K {
+		t.Fatalf("prepared basis %v, want the later passes' %d eigen-images", prepared.basis, later.K)
+	}
+	draft := prepared.Draft().(*Denoiser)
+	if draft.basis != nil || draft.pilot == prepared.pilot {
+		t.Fatalf("the draft: eigen-images %v, the last pass's pilot %v; want the bands and a pilot of its own", draft.basis != nil, draft.pilot == prepared.pilot)
+	}
+	rank, err := streamedRank(context.Background(), lines, strips, sigma, 0, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if draft.Options.Rank != rank || draft.Options.Rounds != 1 {
+		t.Errorf("the draft's rank %d and rounds %d, want %d streamed from the bands and 1", draft.Options.Rank, draft.Options.Rounds, rank)
+	}
+	_, res := denoiseInStrips(t, prepared, z, strips, sigma)
+	if !hasSetting(res.Settings, "eigen-images") {
+		t.Errorf("the last pass's settings %v: no eigen-images", res.Settings)
+	}
+}
+
+// projectorDistance returns ‖EᵃEᵃᵀ − EᵇEᵇᵀ‖_F / √(kᵃ + kᵇ), the distance
+// between the projectors on the k directions of two bases (0: the same
+// span, 1: orthogonal spans).
+func projectorDistance(a, b *subspace.Basis) float64 {
+	var pa, pb mat.Dense
+	ea, eb := mat.NewDense(a.Bands, a.K, a.E), mat.NewDense(b.Bands, b.K, b.E)
+	pa.Mul(ea, ea.T())
+	pb.Mul(eb, eb.T())
+	pa.Sub(&pa, &pb)
+	return mat.Norm(&pa, 2) / math.Sqrt(float64(a.K+b.K))
+}
+
+// hasSetting reports whether settings hold one named name.
+func hasSetting(settings []denoise.Param, name string) bool {
+	return slices.ContainsFunc(settings, func(p denoise.Param) bool { return p.Name == name })
+}
