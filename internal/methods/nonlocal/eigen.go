@@ -197,11 +197,9 @@ func leadingEigenImages(full *subspace.Basis, eigenvalues []float64, blocks int,
 // eigenBasis's to rounding (the sums are the same, in another order).
 //
 // When r is a denoise.RepairLines it also returns the basis for the
-// repair's later passes (later; else later is first), from the same pass:
-// the block means of the voxels that were not filled (filledBlockMeans),
-// their covariance less the excess of noise that fewer voxels leave in
-// them (repairCovariance). It reports the lines read on log and stops
-// with ctx.Err() between windows when ctx is cancelled.
+// repair's later passes (later; else later is first), from the same pass
+// (laterMoments). It reports the lines read on log and stops with
+// ctx.Err() between windows when ctx is cancelled.
 func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (first, later *subspace.Basis, err error) {
 	h, w, b := r.Size()
 	if !mayUseEigenImages(h, w, b, least, force) {
@@ -214,8 +212,8 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	log.Start("eigen-image statistics", "lines", int64(h))
 	defer log.Finish()
 	sum := make([]float64, b)
-	var blocks, unfilled *subspace.Moments
-	var inverseCounts []float64
+	var blocks *subspace.Moments
+	var unfilled *laterMoments
 	for y0 := 0; y0 < h; y0 += lines {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -242,14 +240,7 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 			}
 			blocks.Add(means)
 			if repairing {
-				means, inverse := filledBlockMeans(c, filled, eigenBlock)
-				if unfilled == nil {
-					unfilled, inverseCounts = subspace.NewMoments(subspace.MeanSpectrum(means)), make([]float64, b)
-				}
-				unfilled.Add(means)
-				for band, v := range inverse {
-					inverseCounts[band] += v
-				}
+				unfilled = unfilled.add(c, filled)
 			}
 		}
 		log.Update(int64(y0+c.Height), "")
@@ -266,35 +257,103 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	if !repairing {
 		return first, first, nil
 	}
-	raw := unfilled.SecondMoment(mean)
-	counted, err := repairCount(raw, inverseCounts, unfilled.N)
-	if err != nil {
-		return nil, nil, err
+	later, err = unfilled.basis(mean, sigma, least, force)
+	return first, later, err
+}
+
+// laterMoments are the statistics of a cube that the basis of the
+// eigen-images of the repair's later passes is chosen from, as those
+// passes' input differs from the first's: the block means of the voxels
+// that the first pass did not fill (filledBlockMeans), their moments and
+// the sums of 1/m of every band, and the sums of the block means of every
+// column of blocks.
+//
+// Why: the later passes set the filled voxels to the first pass's
+// estimate, and subtract the stripes estimated again on its residual. The
+// block means of the lines as the first pass has them keep the noise of
+// the filled voxels, copied from a few neighbours and so not averaged
+// away, and the stripes that the cube's model left (missed or mis-sized
+// columns, constant down a column): both show as directions of signal in
+// every band that holds them. The 256×256 balloons crop resampled to 224
+// bands with QRNN3D's case 5 counts more than 56 directions on its first
+// pass's lines (so keeps the bands), 54 with the filled voxels left out,
+// 26 with the columns' means taken off too, where the whole run's last
+// pass works on 30 eigen-images (docs/results.md).
+type laterMoments struct {
+	blocks  *subspace.Moments
+	inverse []float64
+	// columns[b·W + c] is the sum of the means of band b in column c of
+	// blocks, W wide.
+	columns []float64
+}
+
+// add adds the lines c, filled marking the voxels the first pass filled,
+// to m (nil: none yet) and returns it.
+func (m *laterMoments) add(c *msi.Cube, filled []bool) *laterMoments {
+	means, inverse := filledBlockMeans(c, filled, eigenBlock)
+	if m == nil {
+		m = &laterMoments{blocks: subspace.NewMoments(subspace.MeanSpectrum(means)),
+			inverse: make([]float64, c.Bands), columns: make([]float64, means.Width*c.Bands)}
 	}
-	full, err = subspace.FitMoment(repairCovariance(raw, inverseCounts, unfilled.N, sigma), mean, b)
-	if err != nil {
-		return nil, nil, err
+	m.blocks.Add(means)
+	for b, v := range inverse {
+		m.inverse[b] += v
+		column := m.columns[b*means.Width:][:means.Width]
+		for i, v := range means.Band(b) {
+			column[i%means.Width] += v
+		}
 	}
-	return first, leadingEigenImages(full, counted, unfilled.N, sigma, least, force), nil
+	return m
+}
+
+// basis returns the basis of the later passes' eigen-images (nil: the
+// bands), of mean spectrum mean, for the noise sigma of the cube, the
+// least dimension least and the override force of eigenBasis: the
+// directions of the second moment of the block means less each column
+// of blocks' mean (columnCentred), with the excess of noise the fewer
+// voxels leave taken off its diagonal (repairCovariance), k counted on
+// the same moment with every band's noise brought to that of whole
+// blocks (repairCount).
+func (m *laterMoments) basis(mean []float64, sigma float64, least, force int) (*subspace.Basis, error) {
+	cov := columnCentred(m.blocks.SecondMoment(mean), m.columns, mean, m.blocks.N)
+	counted, err := repairCount(cov, m.inverse, m.blocks.N)
+	if err != nil {
+		return nil, err
+	}
+	full, err := subspace.FitMoment(repairCovariance(cov, m.inverse, m.blocks.N, sigma), mean, len(mean))
+	if err != nil {
+		return nil, err
+	}
+	return leadingEigenImages(full, counted, m.blocks.N, sigma, least, force), nil
+}
+
+// columnCentred returns cov, the second moment about mean of n block
+// means in columns of blocks of equal height (columns[b·W + c] the sum of
+// band b's means in column c), as the second moment of the block means
+// less their column's mean: cov − (R/n)·Σ_c (m_c − mean)(m_c − mean)ᵀ,
+// R = n/W blocks a column, m_c = columns[·, c]/R. The noise of a block
+// mean keeps all but 1/R of its variance. cov is changed and returned.
+func columnCentred(cov *mat.SymDense, columns, mean []float64, n int) *mat.SymDense {
+	bands := len(mean)
+	width := len(columns) / bands
+	rows := float64(n / width)
+	centred := make([]float64, len(columns)) // m_c − mean, band-major
+	for b := range bands {
+		for c, v := range columns[b*width:][:width] {
+			centred[b*width+c] = v/rows - mean[b]
+		}
+	}
+	cov.SymRankK(cov, -rows/float64(n), mat.NewDense(bands, width, centred))
+	return cov
 }
 
 // filledBlockMeans returns the cube of the mean spectra of the s×s blocks
 // of y as blockMeans returns it, but each band's mean taken over the
 // voxels of the block that filled does not mark (over all of them where
 // it marks every one), and for every band the sum over the blocks of
-// 1/m, m the voxels its means were taken over.
-//
-// Why: the repair's first pass fills impulse and dead voxels from their
-// neighbours, so the noise of the filled voxels is that of the few
-// neighbours they copy, correlated, and does not average away over a
-// block; on the bands that hold them the block means keep much more noise
-// than σ²/s², and their directions pass the noise's edge (EigenImages) by
-// the tens: the 256×256 balloons crop resampled to 224 bands with QRNN3D's
-// case 5 keeps its bands on the first pass, where its last pass, on the
-// filled voxels' estimate, works on eigen-images (docs/results.md). Left
-// out, the filled voxels add nothing; the fewer voxels left leave
-// independent noise of σ²/m in a band's mean, known from m, which
-// repairCovariance takes off.
+// 1/m, m the voxels its means were taken over: the noise of those means
+// is independent, of σ²/m, where the filled voxels' (copied from a few
+// neighbours) does not average away over a block (laterMoments).
 func filledBlockMeans(y *msi.Cube, filled []bool, s int) (*msi.Cube, []float64) {
 	h, w := y.Height/s, y.Width/s
 	out := msi.NewCube(h, w, y.Bands)
