@@ -68,6 +68,18 @@ func impulseRepaired(t *testing.T, rng *rand.Rand, noisy *msi.Cube, density floa
 	return z, filled
 }
 
+// markedNoise returns an h×w×bands cube of white noise σ and which of its
+// voxels marked says are filled (asked in the cube's order).
+func markedNoise(rng *rand.Rand, h, w, bands int, sigma float64, marked func(i int) bool) (*msi.Cube, []bool) {
+	y := msi.NewCube(h, w, bands)
+	filled := make([]bool, len(y.Data))
+	for i := range y.Data {
+		y.Data[i] = rng.NormFloat64() * sigma
+		filled[i] = marked(i)
+	}
+	return y, filled
+}
+
 // TestFilledBlockMeans checks filledBlockMeans against the means summed
 // voxel by voxel over each block's unmarked voxels (all of them in a
 // block whose every voxel is marked), and the sums of 1/m, on a random
@@ -76,12 +88,9 @@ func impulseRepaired(t *testing.T, rng *rand.Rand, noisy *msi.Cube, density floa
 func TestFilledBlockMeans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 8))
 	const h, w, bands, s = 13, 10, 5, 4
-	y := msi.NewCube(h, w, bands)
-	filled := make([]bool, len(y.Data))
-	for i := range y.Data {
-		y.Data[i] = rng.NormFloat64() * 30
-		filled[i] = rng.IntN(3) == 0 || i/(h*w) == 2 // band 2 marked all over
-	}
+	y, filled := markedNoise(rng, h, w, bands, 30, func(i int) bool {
+		return rng.IntN(3) == 0 || i/(h*w) == 2 // band 2 marked all over
+	})
 	for yy := range s { // the first block of band 0 marked whole
 		for xx := range s {
 			filled[yy*w+xx] = true
@@ -131,13 +140,9 @@ func TestFilledBlockMeans(t *testing.T) {
 func TestRepairCovariance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	const h, w, bands, sigma = 128, 128, 12, 10.0
-	y := msi.NewCube(h, w, bands)
-	filled := make([]bool, len(y.Data))
-	for i := range y.Data {
-		y.Data[i] = rng.NormFloat64() * sigma
-		share := 0.1 * float64(i/(h*w)%8) // 0 to 70 % by band
-		filled[i] = rng.Float64() < share
-	}
+	y, filled := markedNoise(rng, h, w, bands, sigma, func(i int) bool {
+		return rng.Float64() < 0.1*float64(i/(h*w)%8) // 0 to 70 % by band
+	})
 	means, inverse := filledBlockMeans(y, filled, eigenBlock)
 	m := subspace.NewMoments(make([]float64, bands))
 	m.Add(means)
