@@ -63,7 +63,11 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // gains 0.58 dB over μ + ẐEᵀ there, as in the whole run
 // (docs/results.md). The Denoiser reports its stages but no log lines
 // (the caller reports the strips, the stages as their progress); its
-// Draft keeps all of it.
+// Draft keeps all of it, but on the lines of a repair (denoise.RepairLines)
+// whose first pass chooses otherwise than its later ones (laterMoments:
+// on QRNN3D's mixture the first keeps the bands, the later ones work on
+// eigen-images, as in the whole run) the Draft, which runs the first pass,
+// has the basis, dictionary and rank prepared on the first pass's choice.
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
@@ -89,7 +93,11 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		// The repair's passes choose differently (denoise.RepairLines):
 		// the draft runs the first pass as the whole run's first pass
 		// does, with what it learns on the lines as they are.
-		log.Logf("the repair's first pass: on the bands, the filled voxels' noise counted as signal")
+		if first == nil {
+			log.Logf("the repair's first pass on the bands (its filled voxels and the stripes left count as signal), the later ones on the eigen-images")
+		} else {
+			log.Logf("the repair's first pass on %d eigen-images, the later ones on the bands", first.K)
+		}
 		if prepared.first, err = d.prepareOn(ctx, r, strips, sigma, first, log); err != nil {
 			return nil, denoise.Result{}, err
 		}
