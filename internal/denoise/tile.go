@@ -41,9 +41,8 @@ type StripPreparer interface {
 // impulse, dead and missing voxels filled from their neighbours. Every
 // later pass sets those voxels to the pass before's estimate instead, so
 // a method that chooses how it works from the cube's statistics (nonlocal:
-// on eigen-images or on the bands) may leave them out to choose for the
-// later passes as the whole run's last pass chooses, and keep the choice
-// on the lines as they are for its Draft, which runs the first pass.
+// on eigen-images or on the bands) may leave them out to choose as the
+// whole run's last pass chooses.
 type RepairLines interface {
 	tile.Reader
 	// ReadFilled returns the lines ReadLines returns and which of their

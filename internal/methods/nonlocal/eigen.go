@@ -195,15 +195,13 @@ func leadingEigenImages(full *subspace.Basis, eigenvalues []float64, blocks int,
 // the moments of the block means (subspace.Moments), their covariance
 // taken about μ at the end. Each line is read once. The basis agrees with
 // eigenBasis's to rounding (the sums are the same, in another order).
-//
-// When r is a denoise.RepairLines it also returns the basis for the
-// repair's later passes (later; else later is first), from the same pass
-// (laterMoments). It reports the lines read on log and stops with
-// ctx.Err() between windows when ctx is cancelled.
-func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (first, later *subspace.Basis, err error) {
+// When r is a denoise.RepairLines, the moments are those of the repair's
+// later passes instead (laterMoments). It reports the lines read on log
+// and stops with ctx.Err() between windows when ctx is cancelled.
+func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, error) {
 	h, w, b := r.Size()
 	if !mayUseEigenImages(h, w, b, least, force) {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if lines < eigenBlock || lines%eigenBlock != 0 {
 		panic(fmt.Sprintf("nonlocal: windows of %d lines are not a multiple of the %d of a block", lines, eigenBlock))
@@ -213,35 +211,37 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	defer log.Finish()
 	sum := make([]float64, b)
 	var blocks *subspace.Moments
-	var unfilled *laterMoments
+	var later *laterMoments
 	for y0 := 0; y0 < h; y0 += lines {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		var c *msi.Cube
 		var filled []bool
+		var err error
 		if repairing {
 			c, filled, err = repairLines.ReadFilled(y0, min(lines, h-y0))
 		} else {
 			c, err = r.ReadLines(y0, min(lines, h-y0))
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for band := range b {
 			for _, v := range c.Band(band) {
 				sum[band] += v
 			}
 		}
-		if c.Height >= eigenBlock { // else the cube's last lines, no whole block
+		switch {
+		case c.Height < eigenBlock: // the cube's last lines, no whole block
+		case repairing:
+			later = later.add(c, filled)
+		default:
 			means := blockMeans(c, eigenBlock)
 			if blocks == nil {
 				blocks = subspace.NewMoments(subspace.MeanSpectrum(means))
 			}
 			blocks.Add(means)
-			if repairing {
-				unfilled = unfilled.add(c, filled)
-			}
 		}
 		log.Update(int64(y0+c.Height), "")
 	}
@@ -249,24 +249,21 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	for band, s := range sum {
 		mean[band] = s / float64(h*w)
 	}
+	if repairing {
+		return later.basis(mean, sigma, least, force)
+	}
 	full, err := subspace.FitMoment(blocks.SecondMoment(mean), mean, b)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	first = leadingEigenImages(full, full.Eigenvalues, blocks.N, sigma, least, force)
-	if !repairing {
-		return first, first, nil
-	}
-	later, err = unfilled.basis(mean, sigma, least, force)
-	return first, later, err
+	return leadingEigenImages(full, full.Eigenvalues, blocks.N, sigma, least, force), nil
 }
 
 // laterMoments are the statistics of a cube that the basis of the
-// eigen-images of the repair's later passes is chosen from, as those
-// passes' input differs from the first's: the block means of the voxels
-// that the first pass did not fill (filledBlockMeans), their moments and
-// the sums of 1/m of every band, and the sums of the block means of every
-// column of blocks.
+// eigen-images of the repair's passes is chosen from, as the later passes
+// see the cube: the block means of the voxels that the first pass did not
+// fill (filledBlockMeans), their moments and the sums of 1/m of every
+// band, and the sums of the block means of every column of blocks.
 //
 // Why: the later passes set the filled voxels to the first pass's
 // estimate, and subtract the stripes estimated again on its residual. The
@@ -278,7 +275,9 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 // bands with QRNN3D's case 5 counts more than 56 directions on its first
 // pass's lines (so keeps the bands), 54 with the filled voxels left out,
 // 26 with the columns' means taken off too, where the whole run's last
-// pass works on 30 eigen-images (docs/results.md).
+// pass works on 30 eigen-images (docs/results.md). The first pass is then
+// given the same basis: what its lines hold outside it is mostly the
+// fill's and the stripes' noise.
 type laterMoments struct {
 	blocks  *subspace.Moments
 	inverse []float64

@@ -228,10 +228,6 @@ type Denoiser struct {
 	// basis, with pilot, is the basis of the eigen-images fitted on the
 	// whole cube that every strip is projected on (nil: the bands).
 	basis *subspace.Basis
-	// first, if not nil, is what PrepareStrips prepared for the first of
-	// the repair's passes where it chose otherwise than for the later
-	// ones (denoise.RepairLines); Draft runs it.
-	first *Denoiser
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -385,15 +381,11 @@ func regularise(y, x *msi.Cube, sigma float64) (*msi.Cube, float64) {
 }
 
 // Draft returns the nonlocal method with one Wiener pass (none if d has
-// none) and one low-rank round, its other settings d's, and the pilot,
-// basis and rank that PrepareStrips shared (those it prepared for the
-// repair's first pass, when they differ): a first estimate
+// none) and one low-rank round, its other settings d's, and the pilot and
+// rank that PrepareStrips shared: a first estimate
 // that costs about half a full run. As the first of repair's two passes it
 // cost 0.05 dB on the mixed-noise chart crop (docs/results.md).
 func (d *Denoiser) Draft() denoise.Method {
-	if d.first != nil {
-		return d.first.Draft()
-	}
 	o := d.Options
 	if o.Wiener != -1 {
 		o.Wiener = 1

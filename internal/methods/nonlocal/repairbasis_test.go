@@ -185,11 +185,11 @@ func TestRepairCovariance(t *testing.T) {
 // pass fills them, and whose next bands keep stripes that the first pass
 // left (offsets of ±σ on a fifth of their columns), the block means of the
 // lines as they are keep the bands (the fill's noise, copied from few
-// neighbours, and the stripes counted as signal), and the later passes'
-// statistics choose the eigen-images that the noisy cube without impulses
-// or stripes chooses (k, and the projector on E's directions of signal
-// within 5 %, from windows of any height); with nothing filled and no
-// stripes, they choose the first pass's.
+// neighbours, and the stripes counted as signal), and the repair's
+// statistics (laterMoments) choose the eigen-images that the noisy cube
+// without impulses or stripes chooses (k, and the projector on E's
+// directions of signal within 5 %, from windows of any height); with
+// nothing filled and no stripes, they choose as the lines' own block means.
 func TestStreamedRepairBasis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 4))
 	const h, w, bands, signal, sigma = 96, 96, 128, 3, 20.0
@@ -200,30 +200,30 @@ func TestStreamedRepairBasis(t *testing.T) {
 	}
 	z, filled := impulseRepaired(t, rng, noisy, 0.7)
 	withStripes(rng, z, sigma)
+	if plain, err := eigenBasis(z, sigma, 0, 0); err != nil || plain != nil {
+		t.Fatalf("the repaired lines' own block means: eigen-images %v, error %v; want the bands", plain != nil, err)
+	}
 	for _, lines := range []int{8, 20, h} {
-		first, later, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, lines, sigma, 0, 0, report.Discard)
+		got, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, lines, sigma, 0, 0, report.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if first != nil {
-			t.Fatalf("windows of %d lines: the first pass on %d eigen-images, want the bands", lines, first.K)
+		if got == nil || got.K != want.K {
+			t.Fatalf("windows of %d lines: basis %v, want %d eigen-images", lines, got, want.K)
 		}
-		if later == nil || later.K != want.K {
-			t.Fatalf("windows of %d lines: the later passes' basis %v, want %d eigen-images", lines, later, want.K)
-		}
-		if d := projectorDistance(later.Leading(signal), want.Leading(signal)); d > 0.05 {
+		if d := projectorDistance(got.Leading(signal), want.Leading(signal)); d > 0.05 {
 			t.Errorf("windows of %d lines: the projector on E's leading %d directions is %.3f from the cube's without impulses", lines, signal, d)
 		}
 	}
-	first, later, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: noisy}, make([]bool, len(noisy.Data))}, 20, sigma, 0, 0, report.Discard)
+	got, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: noisy}, make([]bool, len(noisy.Data))}, 20, sigma, 0, 0, report.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first == nil || later == nil || first.K != later.K {
-		t.Fatalf("nothing filled: the later passes' basis %v, the first's %v", later, first)
+	if got == nil || got.K != want.K {
+		t.Fatalf("nothing filled: basis %v, want %d eigen-images", got, want.K)
 	}
-	if d := projectorDistance(later.Leading(signal), first.Leading(signal)); d > 0.01 {
-		t.Errorf("nothing filled: the projector on E's leading %d directions is %.3f from the first pass's", signal, d)
+	if d := projectorDistance(got.Leading(signal), want.Leading(signal)); d > 0.01 {
+		t.Errorf("nothing filled: the projector on E's leading %d directions is %.3f from the lines' own", signal, d)
 	}
 }
 
@@ -281,17 +281,17 @@ func TestColumnCentred(t *testing.T) {
 	}
 }
 
-// TestPrepareStripsRepair: given the lines of a repair whose first pass
-// keeps the bands and whose later passes choose eigen-images
-// (TestStreamedRepairBasis's cube), PrepareStrips returns a Denoiser on
-// the later passes' eigen-images whose Draft, the first pass, works on
-// the bands with its own pilot and the rank streamed from the bands; and
-// the strips of the last pass record their eigen-images.
+// TestPrepareStripsRepair: given the lines of a repair whose own block
+// means keep the bands (TestStreamedRepairBasis's cube), PrepareStrips
+// returns a Denoiser on the repair's eigen-images, with the rank streamed
+// from them, whose Draft (the repair's first pass) keeps them; the strips
+// record their eigen-images.
 func TestPrepareStripsRepair(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 4))
 	const h, w, bands, sigma = 96, 96, 128, 20.0
 	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
 	z, filled := impulseRepaired(t, rng, noisy, 0.7)
+	withStripes(rng, z, sigma)
 	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
 	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
 	lines := repairedLines{tiletest.Lines{Cube: z}, filled}
@@ -300,27 +300,14 @@ func TestPrepareStripsRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	prepared := m.(*Denoiser)
-	_, later, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
+	want, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prepared.basis == nil || prepared.basis.K != later.K {
-		t.Fatalf("prepared basis %v, want the later passes' %d eigen-images", prepared.basis, later.K)
-	}
-	draft := prepared.Draft().(*Denoiser)
-	if draft.basis != nil || draft.pilot == prepared.pilot {
-		t.Fatalf("the draft: eigen-images %v, the last pass's pilot %v; want the bands and a pilot of its own", draft.basis != nil, draft.pilot == prepared.pilot)
-	}
-	rank, err := streamedRank(context.Background(), lines, strips, sigma, 0, report.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if draft.Options.Rank != rank || draft.Options.Rounds != 1 {
-		t.Errorf("the draft's rank %d and rounds %d, want %d streamed from the bands and 1", draft.Options.Rank, draft.Options.Rounds, rank)
-	}
+	checkPreparedEigenImages(t, prepared, lines, strips, sigma, want.K)
 	_, res := denoiseInStrips(t, prepared, z, strips, sigma)
 	if !hasSetting(res.Settings, "eigen-images") {
-		t.Errorf("the last pass's settings %v: no eigen-images", res.Settings)
+		t.Errorf("the strips' settings %v: no eigen-images", res.Settings)
 	}
 }
 

@@ -63,11 +63,17 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // gains 0.58 dB over μ + ẐEᵀ there, as in the whole run
 // (docs/results.md). The Denoiser reports its stages but no log lines
 // (the caller reports the strips, the stages as their progress); its
-// Draft keeps all of it, but on the lines of a repair (denoise.RepairLines)
-// whose first pass chooses otherwise than its later ones (laterMoments:
-// on QRNN3D's mixture the first keeps the bands, the later ones work on
-// eigen-images, as in the whole run) the Draft, which runs the first pass,
-// has the basis, dictionary and rank prepared on the first pass's choice.
+// Draft keeps all of it.
+//
+// On the lines of a repair (denoise.RepairLines) the basis is the one the
+// repair's later passes choose (laterMoments), for the first pass too:
+// the whole run's first pass keeps the bands of the 256×256 balloons crop
+// resampled to 224 bands with QRNN3D's case 5, its fill's noise and the
+// stripes left counted as signal, and its second pass works on 30
+// eigen-images; in strips of 64 lines both passes on the later passes'
+// 26 cost 1.1 times the whole run's CPU and end 0.9 dB above it, where the
+// first pass on the bands cost 2.1 times and ended 0.45 dB above it
+// (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
@@ -81,56 +87,34 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		return nil, denoise.Result{}, err
 	}
 	log := report.OrDiscard(d.Report)
-	first, later, err := streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log)
+	basis, err := streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log)
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	prepared, err := d.prepareOn(ctx, r, strips, sigma, later, log)
-	if err != nil {
-		return nil, denoise.Result{}, err
-	}
-	if (first == nil) != (later == nil) {
-		// The repair's passes choose differently (denoise.RepairLines):
-		// the draft runs the first pass as the whole run's first pass
-		// does, with what it learns on the lines as they are.
-		if first == nil {
-			log.Logf("the repair's first pass on the bands (its filled voxels and the stripes left count as signal), the later ones on the eigen-images")
-		} else {
-			log.Logf("the repair's first pass on %d eigen-images, the later ones on the bands", first.K)
-		}
-		if prepared.first, err = d.prepareOn(ctx, r, strips, sigma, first, log); err != nil {
-			return nil, denoise.Result{}, err
-		}
-	}
-	return prepared, denoise.Result{}, nil
-}
-
-// prepareOn returns PrepareStrips's Denoiser on the basis of the
-// eigen-images basis (nil: the bands): the pilot's dictionary and the
-// rank learned from the lines of r on it.
-func (d *Denoiser) prepareOn(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64, basis *subspace.Basis, log report.Reporter) (*Denoiser, error) {
-	o := d.Options.Resolve(sigma)
-	h, w, b := r.Size()
 	excess := 0.0
 	if basis != nil {
-		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
+		how := ""
+		if _, ok := r.(denoise.RepairLines); ok {
+			how = " (on the voxels the repair did not fill, each column of blocks' mean taken off)"
+		}
+		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube%s", basis.K, b, how)
 		excess = eigenImageExcess(b, h*w/(eigenBlock*eigenBlock), sigma/eigenBlock)
 		r = eigenLines{r: r, basis: basis}
 	}
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}
 	stripPilot, _, err := pilot.PrepareTiles(ctx, r, strips, sigma)
 	if err != nil {
-		return nil, err
+		return nil, denoise.Result{}, err
 	}
 	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
 		signalDirections: d.signalDirections, counted: d.counted}
 	if prepared.Options.Rank == 0 && !d.counted {
 		if prepared.Options.Rank, err = streamedRank(ctx, r, strips, sigma, excess, log); err != nil {
-			return nil, err
+			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d, chosen from the whole cube", prepared.Options.Rank)
 	}
-	return prepared, nil
+	return prepared, denoise.Result{}, nil
 }
 
 // streamValues bounds the values of a window of lines that StreamedRank
