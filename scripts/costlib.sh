@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154 # $tdsc and $work are the caller's
 # What scripts/bandcost.sh and scripts/sizecost.sh share (sourced, not
 # run): the runs of one cube (whole, then in strips of each TILE lines), the
 # timing of a run, a cube's size and the PSNR of a result. Needs $tdsc (the
