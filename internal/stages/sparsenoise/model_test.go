@@ -168,6 +168,91 @@ func TestFitFindsWeakStripes(t *testing.T) {
 	}
 }
 
+// A thin vertical feature of the scene along an eighth of a column (a
+// window of its lines) moves the median of the column's residuals by a
+// fifth of σ, below the threshold, and the mean of its windows' medians
+// by an eighth of its contrast, far above: the model, which takes their
+// weighted median, leaves such columns unstriped as Detect does, and
+// still finds the stripes that run down whole columns.
+func TestFitIgnoresPartialColumns(t *testing.T) {
+	noisy := stripedScene(12)
+	band := noisy.Band(2)
+	for y := range noisy.Height / 8 {
+		for _, x := range []int{20, 40} {
+			band[y*noisy.Width+x] += 80
+		}
+	}
+	whole, m := Detect(noisy), fit(t, noisy, 32)
+	for name, r := range map[string]*Report{"whole cube": whole, "model": m} {
+		if !slices.Equal(r.StripedBands(), []int{2}) {
+			t.Fatalf("%s: striped bands %v, want [2]", name, r.StripedBands())
+		}
+		for x, u := range r.StripeOffsets[2] {
+			striped := x == 10 || x == 30 || x == 50
+			if (u != 0) != striped {
+				t.Errorf("%s, column %d: offset %.2f, striped %v", name, x, u, striped)
+			}
+		}
+	}
+}
+
+// columnMedians' offset is the weighted median of its windows' medians:
+// the median of every window's median repeated as many times as its
+// count, the mean of the two middle ones for an even total, as Median
+// takes it.
+func TestColumnMediansOffset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 500 {
+		var m columnMedians
+		var expanded []float64
+		for range 1 + rng.IntN(maxColumnMedians) {
+			w := windowMedian{float32(rng.NormFloat64() * 10), int32(1 + rng.IntN(4))}
+			if trial%3 == 0 {
+				w.median = float32(rng.IntN(3)) // ties
+			}
+			m.add(w)
+			for range w.count {
+				expanded = append(expanded, float64(w.median))
+			}
+		}
+		got := m.offset()
+		if want := Median(expanded); got.offset != want || got.count != len(expanded) {
+			t.Fatalf("trial %d: offset %v of %d, want %v of %d", trial, got.offset, got.count, want, len(expanded))
+		}
+	}
+	if got := (columnMedians{}).offset(); !math.IsNaN(got.offset) || got.count != 0 {
+		t.Errorf("no windows: %v", got)
+	}
+}
+
+// Past maxColumnMedians windows, the merged medians keep their counts'
+// sum, at most maxColumnMedians of them, and a weighted median within the
+// middle fifth of the windows' medians by weight (the lightest neighbours
+// merged, it moves by about 2/maxColumnMedians of the weight at most).
+func TestColumnMediansMerged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, windows := range []int{maxColumnMedians + 1, 100, 1000, 10000} {
+		var m columnMedians
+		var expanded []float64
+		for range windows {
+			w := windowMedian{float32(rng.ExpFloat64()), int32(1 + rng.IntN(8))} // skewed: a mean is not a median
+			m.add(w)
+			for range w.count {
+				expanded = append(expanded, float64(w.median))
+			}
+			if len(m) > maxColumnMedians {
+				t.Fatalf("%d windows: %d medians kept", windows, len(m))
+			}
+		}
+		got := m.offset()
+		slices.Sort(expanded)
+		n := len(expanded)
+		if lo, hi := expanded[n*2/5], expanded[n*3/5]; got.count != n || got.offset < lo || got.offset > hi {
+			t.Errorf("%d windows: offset %.4f of %d, want within [%.4f, %.4f] of %d", windows, got.offset, got.count, lo, hi, n)
+		}
+	}
+}
+
 // DetectWith on the windows of a cube finds the impulses, dead lines and
 // missing voxels that Detect finds on the whole cube, and Fit counts them.
 func TestDetectWithFindsLocalNoise(t *testing.T) {
