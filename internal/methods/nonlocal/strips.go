@@ -72,7 +72,7 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // stripes left counted as signal, and its second pass works on 30
 // eigen-images; in strips of 64 lines both passes on the later passes'
 // 26 cost 1.1 times the whole run's CPU and end 0.9 dB above it, where the
-// first pass on the bands cost 2.1 times and ended 0.45 dB above it
+// first pass on the bands cost 2.1 times and ended 0.5 dB above it
 // (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
