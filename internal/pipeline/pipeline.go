@@ -676,13 +676,53 @@ func (j *Job) repair(ctx context.Context, method denoise.Method, noisy *msi.Cube
 	if err := method.Check(out.Sigma, noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, "", err
 	}
-	removed, err := repair.Remove(ctx, noisy, withSigmas(det, sigmas), runner(method, res), withDraft(opts, method))
+	det = withSigmas(det, sigmas)
+	method, err = forRepair(method, noisy, det, opts)
+	var removed *repair.Result
+	if err == nil {
+		removed, err = repair.Remove(ctx, noisy, det, runner(method, res), withDraft(opts, method))
+	}
 	if errors.Is(err, repair.ErrAllMasked) {
 		return nil, "", fmt.Errorf("%s: %w", j.Input, err)
 	} else if err != nil {
 		return nil, "", err
 	}
 	return removed, j.repairNote(det, opts, out.Sigma), nil
+}
+
+// forRepair returns method readied for every pass of the repair of noisy
+// with the sparse noise det found (det.Sigma the bands' σ) and opts, when
+// it is a denoise.RepairPreparer and the repair has more passes than one:
+// from the cube its first pass denoises (repair.Prepare, whitened as
+// repair.Remove whitens it, at the level Remove runs the method at) and
+// the voxels that pass filled, as the strips' method is readied from their
+// lines (stripNoise.lines). Otherwise it returns method.
+func forRepair(method denoise.Method, noisy *msi.Cube, det *sparsenoise.Report, opts repair.Options) (denoise.Method, error) {
+	p, ok := method.(denoise.RepairPreparer)
+	if !ok || opts.Passes == 1 {
+		return method, nil
+	}
+	first, mask, err := repair.Prepare(noisy, det, opts)
+	if err != nil {
+		return nil, err
+	}
+	level := bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian)
+	if !opts.NoWhiten {
+		if first, level, err = bandwhiten.Whiten(first, det.Sigma, bandwhiten.Options{Pivots: opts.Pivots}); err != nil {
+			return nil, err
+		}
+	}
+	return p.PrepareRepair(first, filledVoxels(mask), level)
+}
+
+// filledVoxels returns which voxels the mask of a repair (repair.Prepare)
+// says were filled: those it marks nonzero.
+func filledVoxels(mask []uint8) []bool {
+	filled := make([]bool, len(mask))
+	for i, m := range mask {
+		filled[i] = m != 0
+	}
+	return filled
 }
 
 // repairOptions returns the bands' σ and the options with which the

@@ -619,11 +619,10 @@ func (r repairLines) ReadFilled(y0, n int) (*msi.Cube, []bool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	filled := make([]bool, len(z.Data))
-	for i, m := range mask {
-		filled[i] = m != 0
+	if mask == nil { // lines without any data
+		return z, make([]bool, len(z.Data)), nil
 	}
-	return z, filled, nil
+	return z, filledVoxels(mask), nil
 }
 
 // prepare returns the lines c as the first pass of a strip's repair has

@@ -259,6 +259,21 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	return leadingEigenImages(full, full.Eigenvalues, blocks.N, sigma, least, force), nil
 }
 
+// repairBasis returns the basis of the eigen-images of the repair's passes
+// (nil: the bands) for the cube y as the repair's first pass denoises it,
+// filled marking the voxels that pass filled, with the noise sigma and the
+// least dimension and override of eigenBasis: what streamedEigenBasis
+// returns for y's lines as a denoise.RepairLines (laterMoments), from the
+// whole cube at once. The sums are the same, in another order: the basis
+// agrees with the streamed one to rounding.
+func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*subspace.Basis, error) {
+	if !mayUseEigenImages(y.Height, y.Width, y.Bands, least, force) {
+		return nil, nil
+	}
+	var later *laterMoments
+	return later.add(y, filled).basis(subspace.MeanSpectrum(y), sigma, least, force)
+}
+
 // laterMoments are the statistics of a cube that the basis of the
 // eigen-images of the repair's passes is chosen from, as the later passes
 // see the cube: the block means of the voxels that the first pass did not

@@ -87,9 +87,12 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		return nil, denoise.Result{}, err
 	}
 	log := report.OrDiscard(d.Report)
-	basis, err := streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log)
-	if err != nil {
-		return nil, denoise.Result{}, err
+	basis := d.basis
+	if !d.chosen {
+		var err error
+		if basis, err = streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log); err != nil {
+			return nil, denoise.Result{}, err
+		}
 	}
 	excess := 0.0
 	if basis != nil {
@@ -106,7 +109,7 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
+	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis, chosen: true,
 		signalDirections: d.signalDirections, counted: d.counted}
 	if prepared.Options.Rank == 0 && !d.counted {
 		if prepared.Options.Rank, err = streamedRank(ctx, r, strips, sigma, excess, log); err != nil {
