@@ -225,11 +225,11 @@ type Denoiser struct {
 	// from the whole cube (PrepareStrips); nil learns it from the cube
 	// denoised.
 	pilot denoise.Method
-	// basis, when chosen, is the basis of the eigen-images that every
-	// cube Denoise is given is projected on (nil: the bands), instead of
-	// one fitted on that cube: the whole cube's, with pilot, for every
-	// strip (PrepareStrips); the repair's later passes', for every pass
-	// of a repair (PrepareRepair).
+	// basis, with pilot or when chosen, is the basis of the eigen-images
+	// that every cube Denoise is given is projected on (nil: the bands),
+	// instead of one fitted on that cube: the whole cube's for every strip
+	// (PrepareStrips), the repair's later passes' for every pass of a
+	// repair (PrepareRepair, which sets chosen).
 	basis  *subspace.Basis
 	chosen bool
 }
@@ -262,7 +262,7 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	// they were learned on the bands); a repair's (PrepareRepair) on the
 	// basis its later passes choose.
 	bands := d.basis
-	if !d.chosen {
+	if d.pilot == nil && !d.chosen {
 		var err error
 		if bands, err = eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages); err != nil {
 			return nil, denoise.Result{}, err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -326,4 +327,85 @@ func projectorDistance(a, b *subspace.Basis) float64 {
 // hasSetting reports whether settings hold one named name.
 func hasSetting(settings []denoise.Param, name string) bool {
 	return slices.ContainsFunc(settings, func(p denoise.Param) bool { return p.Name == name })
+}
+
+// TestRepairBasis: on TestStreamedRepairBasis's cube (impulses filled by
+// the first pass, stripes left), the whole cube's repairBasis is the
+// streamed one's from windows of its lines (laterMoments) to rounding:
+// the same k, the same mean, the same span; a cube of fewer bands than
+// eigen-images need keeps its bands.
+func TestRepairBasis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	const h, w, bands, sigma = 96, 96, 128, 20.0
+	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
+	z, filled := impulseRepaired(t, rng, noisy, 0.7)
+	withStripes(rng, z, sigma)
+	want, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, 20, sigma, 0, 0, report.Discard)
+	if err != nil || want == nil {
+		t.Fatalf("streamed: eigen-images %v, error %v; want eigen-images", want != nil, err)
+	}
+	got, err := repairBasis(z, filled, sigma, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.K != want.K {
+		t.Fatalf("whole cube: basis %v, want %d eigen-images", got, want.K)
+	}
+	for b, m := range want.Mean {
+		if math.Abs(got.Mean[b]-m) > 1e-9*(1+math.Abs(m)) {
+			t.Fatalf("band %d: mean %v, streamed %v", b, got.Mean[b], m)
+		}
+	}
+	if d := projectorDistance(got, want); d > 1e-6 {
+		t.Errorf("the projectors on the whole cube's and the streamed E are %.3g apart", d)
+	}
+	few, fewFilled := impulseRepaired(t, rng, noise.Add(nil, manyBandCube(rng, h, w, 31, 3), sigma, 3), 0.7)
+	if got, err := repairBasis(few, fewFilled, sigma, 0, 0); err != nil || got != nil {
+		t.Errorf("31 bands: eigen-images %v, error %v; want the bands", got != nil, err)
+	}
+}
+
+// TestPrepareRepair: readied for a repair of TestStreamedRepairBasis's
+// cube, whose own block means keep the bands, a Denoiser works in its
+// Draft (the repair's first pass) and its full run on the eigen-images
+// repairBasis chooses, on any number of threads alike; on 31 bands it is
+// left as it is.
+func TestPrepareRepair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	const h, w, bands, sigma = 96, 96, 128, 20.0
+	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
+	z, filled := impulseRepaired(t, rng, noisy, 0.7)
+	withStripes(rng, z, sigma)
+	want, err := repairBasis(z, filled, sigma, 0, 0)
+	if err != nil || want == nil {
+		t.Fatalf("eigen-images %v, error %v; want eigen-images", want != nil, err)
+	}
+	var outs []*msi.Cube
+	for _, threads := range []int{1, 2} {
+		d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32, Threads: threads}}
+		m, err := d.PrepareRepair(z, filled, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prepared := m.(*Denoiser)
+		if prepared.basis == nil || prepared.basis.K != want.K || projectorDistance(prepared.basis, want) > 1e-12 {
+			t.Fatalf("prepared basis %v, want repairBasis's %d eigen-images", prepared.basis, want.K)
+		}
+		out, res, err := prepared.Draft().Denoise(context.Background(), z, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(res.Settings, denoise.Param{Name: "eigen-images", Value: strconv.Itoa(want.K)}) {
+			t.Errorf("the first pass's settings %v: want eigen-images=%d", res.Settings, want.K)
+		}
+		outs = append(outs, out)
+	}
+	if !slices.Equal(outs[0].Data, outs[1].Data) {
+		t.Error("1 and 2 threads give different first passes")
+	}
+	few, fewFilled := impulseRepaired(t, rng, noise.Add(nil, manyBandCube(rng, h, w, 31, 3), sigma, 3), 0.7)
+	d := &Denoiser{Options: Options{Pilot: pilotForTests()}}
+	if m, err := d.PrepareRepair(few, fewFilled, sigma); err != nil || m != denoise.Method(d) {
+		t.Errorf("31 bands: %v (error %v), want the Denoiser itself", m, err)
+	}
 }

@@ -109,7 +109,7 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
-	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis, chosen: true,
+	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
 		signalDirections: d.signalDirections, counted: d.counted}
 	if prepared.Options.Rank == 0 && !d.counted {
 		if prepared.Options.Rank, err = streamedRank(ctx, r, strips, sigma, excess, log); err != nil {
