@@ -538,6 +538,90 @@ func TestDraft(t *testing.T) {
 	}
 }
 
+// readying is the smoother as a denoise.RepairPreparer: it records in
+// its log the runs of every method it makes (its own, its Draft's, the
+// readied one's and its Draft's, named in calls) with the cube and the σ
+// of each, and what it was readied with.
+type readying struct {
+	name string
+	log  *readyLog
+}
+
+type readyLog struct {
+	calls  []string
+	cubes  []*msi.Cube
+	sigmas []float64
+	// first, filled and sigma are what PrepareRepair was given.
+	first  *msi.Cube
+	filled []bool
+	sigma  float64
+}
+
+func (r readying) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
+	r.log.calls = append(r.log.calls, r.name)
+	r.log.cubes = append(r.log.cubes, noisy.Clone())
+	r.log.sigmas = append(r.log.sigmas, sigma)
+	return smoother{}.Denoise(ctx, noisy, sigma)
+}
+
+func (readying) Check(float64, int, int, int) error { return nil }
+func (r readying) Draft() denoise.Method            { return readying{r.name + " draft", r.log} }
+
+func (r readying) PrepareRepair(first *msi.Cube, filled []bool, sigma float64) (denoise.Method, error) {
+	r.log.first, r.log.filled, r.log.sigma = first.Clone(), slices.Clone(filled), sigma
+	return readying{"readied", r.log}, nil
+}
+
+// TestRepairReadiesTheMethod: a whole cube's repair readies a
+// denoise.RepairPreparer once, from the cube its first pass denoises (the
+// same values and σ, bit for bit) and the voxels the first pass filled
+// (the mask's), and runs the readied method's Draft and then the readied
+// method; without sparse noise the method runs as it is.
+func TestRepairReadiesTheMethod(t *testing.T) {
+	clean := scene(48, 40, 6)
+	for _, tc := range []struct {
+		name      string
+		noisy     *msi.Cube
+		wantCalls []string
+	}{
+		{"impulses", withImpulses(noise.Add(nil, clean, 10, 2), 0.1), []string{"readied draft", "readied"}},
+		{"Gaussian", noise.Add(nil, clean, 10, 2), []string{"self"}},
+	} {
+		log := &readyLog{}
+		dir := t.TempDir()
+		j := job(writeInput(t, dir, tc.noisy), dir, nil)
+		j.Method, j.Force = readying{"self", log}, true
+		out, err := Run(context.Background(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(log.calls, tc.wantCalls) {
+			t.Fatalf("%s: ran %v, want %v", tc.name, log.calls, tc.wantCalls)
+		}
+		if out.Path != PathRepair {
+			if log.first != nil {
+				t.Errorf("%s: path %s readied the method", tc.name, out.Path)
+			}
+			continue
+		}
+		if log.first == nil || !slices.Equal(log.first.Data, log.cubes[0].Data) || log.sigma != log.sigmas[0] {
+			t.Fatalf("%s: readied at σ %v on a cube other than the first pass's (at σ %v)", tc.name, log.sigma, log.sigmas[0])
+		}
+		filled := 0
+		for i, m := range out.Found.Mask {
+			if log.filled[i] != (m != 0) {
+				t.Fatalf("%s: voxel %d filled %v, the mask says %d", tc.name, i, log.filled[i], m)
+			}
+			if m != 0 {
+				filled++
+			}
+		}
+		if filled == 0 {
+			t.Errorf("%s: no voxel filled", tc.name)
+		}
+	}
+}
+
 // fields returns an h×w×bands cube that is piecewise constant, without
 // noise: seeded rectangles of one value per band on a constant
 // background, as the Indian Pines phantom is.
