@@ -289,10 +289,11 @@ func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*
 // every band that holds them. The 256×256 balloons crop resampled to 224
 // bands with QRNN3D's case 5 counts more than 56 directions on its first
 // pass's lines (so keeps the bands), 54 with the filled voxels left out,
-// 26 with the columns' means taken off too, where the whole run's last
-// pass works on 30 eigen-images (docs/results.md). The first pass is then
-// given the same basis: what its lines hold outside it is mostly the
-// fill's and the stripes' noise.
+// 26 with the columns' means taken off too, where a last pass that
+// chose on its own cube worked on 30 eigen-images (docs/results.md). The
+// first pass is then given the same basis, in strips and in the whole
+// run (repairBasis): what its lines hold outside it is mostly the fill's
+// and the stripes' noise.
 type laterMoments struct {
 	blocks  *subspace.Moments
 	inverse []float64

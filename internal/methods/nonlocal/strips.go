@@ -66,13 +66,14 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // Draft keeps all of it.
 //
 // On the lines of a repair (denoise.RepairLines) the basis is the one the
-// repair's later passes choose (laterMoments), for the first pass too:
-// the whole run's first pass keeps the bands of the 256×256 balloons crop
+// repair's later passes choose (laterMoments), for the first pass too, as
+// a whole run's repair chooses it (PrepareRepair): a first pass that
+// chose on its own lines kept the bands of the 256×256 balloons crop
 // resampled to 224 bands with QRNN3D's case 5, its fill's noise and the
-// stripes left counted as signal, and its second pass works on 30
+// stripes left counted as signal, where the second pass worked on 30
 // eigen-images; in strips of 64 lines both passes on the later passes'
-// 26 cost 1.1 times the whole run's CPU and end 0.9 dB above it, where the
-// first pass on the bands cost 2.1 times and ended 0.5 dB above it
+// 26 cost 1.1 times that whole run's CPU and ended 0.9 dB above it, where
+// the first pass on the bands cost 2.1 times and ended 0.5 dB above it
 // (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
