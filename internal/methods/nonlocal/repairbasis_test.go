@@ -192,15 +192,12 @@ func TestRepairCovariance(t *testing.T) {
 // directions of signal within 5 %, from windows of any height); with
 // nothing filled and no stripes, they choose as the lines' own block means.
 func TestStreamedRepairBasis(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 4))
-	const h, w, bands, signal, sigma = 96, 96, 128, 3, 20.0
-	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, signal), sigma, 3)
+	_, noisy, z, filled := repairCase(t)
+	const h, signal, sigma = repairSide, repairSignal, repairSigma
 	want, err := eigenBasis(noisy, sigma, 0, 0)
 	if err != nil || want == nil {
 		t.Fatalf("the cube without impulses: eigen-images %v, error %v; want eigen-images", want != nil, err)
 	}
-	z, filled := impulseRepaired(t, rng, noisy, 0.7)
-	withStripes(rng, z, sigma)
 	if plain, err := eigenBasis(z, sigma, 0, 0); err != nil || plain != nil {
 		t.Fatalf("the repaired lines' own block means: eigen-images %v, error %v; want the bands", plain != nil, err)
 	}
@@ -226,6 +223,29 @@ func TestStreamedRepairBasis(t *testing.T) {
 	if d := projectorDistance(got.Leading(signal), want.Leading(signal)); d > 0.01 {
 		t.Errorf("nothing filled: the projector on E's leading %d directions is %.3f from the lines' own", signal, d)
 	}
+}
+
+// The cube of the repair's tests (repairCase).
+const (
+	repairSide   = 96
+	repairBands  = 128
+	repairSignal = 3
+	repairSigma  = 20.0
+)
+
+// repairCase returns the generator it drew from and TestStreamedRepairBasis's
+// cubes: a repairSide² cube of repairBands bands and rank repairSignal with
+// white noise of repairSigma (noisy); the same with impulses on 70 % of
+// every third band's voxels, filled as the repair's first pass fills them,
+// and stripes of ±σ on a fifth of the next bands' columns (z); and which
+// voxels of z were filled.
+func repairCase(t *testing.T) (rng *rand.Rand, noisy, z *msi.Cube, filled []bool) {
+	t.Helper()
+	rng = rand.New(rand.NewPCG(11, 4))
+	noisy = noise.Add(nil, manyBandCube(rng, repairSide, repairSide, repairBands, repairSignal), repairSigma, 3)
+	z, filled = impulseRepaired(t, rng, noisy, 0.7)
+	withStripes(rng, z, repairSigma)
+	return rng, noisy, z, filled
 }
 
 // withStripes adds to every band after an impulse band of
@@ -288,11 +308,8 @@ func TestColumnCentred(t *testing.T) {
 // from them, whose Draft (the repair's first pass) keeps them; the strips
 // record their eigen-images.
 func TestPrepareStripsRepair(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 4))
-	const h, w, bands, sigma = 96, 96, 128, 20.0
-	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
-	z, filled := impulseRepaired(t, rng, noisy, 0.7)
-	withStripes(rng, z, sigma)
+	_, _, z, filled := repairCase(t)
+	const h, w, bands, sigma = repairSide, repairSide, repairBands, repairSigma
 	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
 	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
 	lines := repairedLines{tiletest.Lines{Cube: z}, filled}
@@ -335,11 +352,8 @@ func hasSetting(settings []denoise.Param, name string) bool {
 // the same k, the same mean, the same span; a cube of fewer bands than
 // eigen-images need keeps its bands.
 func TestRepairBasis(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 4))
-	const h, w, bands, sigma = 96, 96, 128, 20.0
-	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
-	z, filled := impulseRepaired(t, rng, noisy, 0.7)
-	withStripes(rng, z, sigma)
+	rng, _, z, filled := repairCase(t)
+	const h, w, sigma = repairSide, repairSide, repairSigma
 	want, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, 20, sigma, 0, 0, report.Discard)
 	if err != nil || want == nil {
 		t.Fatalf("streamed: eigen-images %v, error %v; want eigen-images", want != nil, err)
@@ -371,11 +385,8 @@ func TestRepairBasis(t *testing.T) {
 // repairBasis chooses, on any number of threads alike; on 31 bands it is
 // left as it is.
 func TestPrepareRepair(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 4))
-	const h, w, bands, sigma = 96, 96, 128, 20.0
-	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
-	z, filled := impulseRepaired(t, rng, noisy, 0.7)
-	withStripes(rng, z, sigma)
+	rng, _, z, filled := repairCase(t)
+	const h, w, sigma = repairSide, repairSide, repairSigma
 	want, err := repairBasis(z, filled, sigma, 0, 0)
 	if err != nil || want == nil {
 		t.Fatalf("eigen-images %v, error %v; want eigen-images", want != nil, err)
