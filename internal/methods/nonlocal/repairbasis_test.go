@@ -382,8 +382,8 @@ func TestRepairBasis(t *testing.T) {
 // TestPrepareRepair: readied for a repair of TestStreamedRepairBasis's
 // cube, whose own block means keep the bands, a Denoiser works in its
 // Draft (the repair's first pass) and its full run on the eigen-images
-// repairBasis chooses, on any number of threads alike; on 31 bands it is
-// left as it is.
+// repairBasis chooses, on any number of threads alike, and so do its
+// blocks (PrepareStrips); on 31 bands it is left as it is.
 func TestPrepareRepair(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
@@ -410,6 +410,19 @@ func TestPrepareRepair(t *testing.T) {
 			t.Errorf("the first pass's settings %v: want eigen-images=%d", res.Settings, want.K)
 		}
 		outs = append(outs, out)
+		if threads > 1 {
+			continue
+		}
+		// A whole cube taller than blockSplit runs in blocks, prepared
+		// as strips of its lines: they keep the repair's basis, where
+		// the lines' own block means would keep the bands.
+		blocks, _, err := prepared.PrepareStrips(context.Background(), tiletest.Lines{Cube: z}, tile.Plan(h, 32, d.StripGeometry(sigma)), sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := blocks.(*Denoiser).basis; got != prepared.basis {
+			t.Errorf("the blocks' basis %v, want the repair's", got)
+		}
 	}
 	if !slices.Equal(outs[0].Data, outs[1].Data) {
 		t.Error("1 and 2 threads give different first passes")

@@ -89,7 +89,7 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	}
 	log := report.OrDiscard(d.Report)
 	basis := d.basis
-	if !d.chosen {
+	if !d.chosen { // else a repair's Denoiser in blocks: its basis is kept (PrepareRepair)
 		var err error
 		if basis, err = streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log); err != nil {
 			return nil, denoise.Result{}, err
