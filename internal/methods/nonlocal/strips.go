@@ -67,7 +67,8 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 //
 // On the lines of a repair (denoise.RepairLines) the basis is the one the
 // repair's later passes choose (laterMoments), for the first pass too, as
-// a whole run's repair chooses it (PrepareRepair): a first pass that
+// a whole run's repair chooses it (PrepareRepair, whose Denoiser keeps
+// its basis here when the cube runs in blocks): a first pass that
 // chose on its own lines kept the bands of the 256×256 balloons crop
 // resampled to 224 bands with QRNN3D's case 5, its fill's noise and the
 // stripes left counted as signal, where the second pass worked on 30
