@@ -229,9 +229,13 @@ type Denoiser struct {
 	// that every cube Denoise is given is projected on (nil: the bands),
 	// instead of one fitted on that cube: the whole cube's for every strip
 	// (PrepareStrips), the repair's later passes' for every pass of a
-	// repair (PrepareRepair, which sets chosen).
+	// repair but the last (its Draft's, PrepareRepair).
 	basis  *subspace.Basis
 	chosen bool
+	// firstPasses, when readied (PrepareRepair), is the basis its Draft
+	// is given (nil: the bands).
+	firstPasses *subspace.Basis
+	readied     bool
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -396,7 +400,11 @@ func (d *Denoiser) Draft() denoise.Method {
 		o.Wiener = 1
 	}
 	o.Rounds = 1
-	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, basis: d.basis, chosen: d.chosen, signalDirections: d.signalDirections, counted: d.counted, eigenImages: d.eigenImages}
+	basis, chosen := d.basis, d.chosen
+	if d.readied {
+		basis, chosen = d.firstPasses, true
+	}
+	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, basis: basis, chosen: chosen, signalDirections: d.signalDirections, counted: d.counted, eigenImages: d.eigenImages}
 }
 
 // WithSignalDirections returns d choosing the rank of its low-rank rounds
@@ -409,21 +417,28 @@ func (d *Denoiser) WithSignalDirections(k int) denoise.Method {
 	return &c
 }
 
-// PrepareRepair returns d working, in every pass of a repair of the cube
-// whose first pass denoises first (filled marking the voxels it filled),
-// on the eigen-images that the repair's later passes choose
-// (repairBasis: the block means of the voxels not filled, each column of
-// blocks' mean taken off), or on the bands when they choose the bands;
-// d itself on a cube too few in bands or blocks for eigen-images, or
-// when d's basis is chosen already (denoise.RepairPreparer).
+// PrepareRepair returns d with a Draft, which runs every pass of a repair
+// but the last, that works on the eigen-images the repair's later passes
+// would choose (repairBasis: the block means of the voxels that the first
+// pass, denoising first, did not fill, each column of blocks' mean taken
+// off), or on the bands when they choose the bands; the last pass
+// chooses on its own cube, as before. It returns d itself on a cube too
+// few in bands or blocks for eigen-images, or when d's basis is chosen
+// already (denoise.RepairPreparer).
 //
 // Why: the first pass's own cube counts the noise of its fill and the
-// stripes left in it as signal. The 256×256 balloons crop resampled to
-// 224 bands with Poisson-Gaussian noise and QRNN3D's case 5 kept its 224
-// bands in the first pass and worked on 30 eigen-images in the second,
-// where its strips, whose passes all work on the later passes' basis
-// (PrepareStrips on denoise.RepairLines), cost 1.09 times its CPU and
-// ended 0.9 dB above it (docs/results.md).
+// stripes left in it as signal, and the last pass's cube, with the first
+// pass's estimate in the filled voxels, counts fewer directions still when
+// that estimate was on eigen-images. On three cubes of 224 bands with
+// QRNN3D's case 5 (docs/results.md): the 256×256 balloons crop with
+// Poisson-Gaussian noise kept its 224 bands in the first pass and worked
+// on 30 eigen-images in the second; now 26 and 20, 1.0 dB higher at half
+// the CPU, where its strips (whose passes all work on the repair's basis,
+// PrepareStrips on denoise.RepairLines) end 0.1 dB lower; with Gaussian
+// noise of σ 10–70, 20 and 16 instead of the bands and 16, 0.08 dB lower
+// at a third of the CPU; Indian Pines keeps the bands in the first pass
+// (the same bytes). The last pass on the repair's basis instead lost 0.4
+// dB (20 against 16) and 0.3 dB (the bands against 52).
 func (d *Denoiser) PrepareRepair(first *msi.Cube, filled []bool, sigma float64) (denoise.Method, error) {
 	o := d.Options.Resolve(sigma)
 	least := max(o.Rank, o.Pilot.Depth)
@@ -436,11 +451,11 @@ func (d *Denoiser) PrepareRepair(first *msi.Cube, filled []bool, sigma float64) 
 	}
 	log := report.OrDiscard(d.Report)
 	if basis == nil {
-		log.Logf("the repair's passes work on the %d bands (chosen on the voxels the first pass did not fill, each column of blocks' mean taken off)", first.Bands)
+		log.Logf("the repair's first pass works on the %d bands (chosen on the voxels it does not fill, each column of blocks' mean taken off)", first.Bands)
 	} else {
-		log.Logf("the repair's passes work on %d eigen-images of the %d bands (fitted on the voxels the first pass did not fill, each column of blocks' mean taken off)", basis.K, first.Bands)
+		log.Logf("the repair's first pass works on %d eigen-images of the %d bands (fitted on the voxels it does not fill, each column of blocks' mean taken off)", basis.K, first.Bands)
 	}
 	c := *d
-	c.basis, c.chosen = basis, true
+	c.firstPasses, c.readied = basis, true
 	return &c, nil
 }
