@@ -384,20 +384,20 @@ type SignalCounter interface {
 
 // RepairPreparer is implemented by methods that choose how they work from
 // the statistics of the cube they are given (nonlocal: on eigen-images or
-// on the bands) and that the passes of a repair (package repair) may have
-// choose once, as the repair's later passes see the cube: those set the
-// voxels the first pass filled (from a few neighbours, their noise not
-// averaged away) to the pass before's estimate and subtract the stripes
-// estimated again, so the first pass's cube, the fill and the stripes
-// left in it, shows directions of signal the later passes' do not. A
-// whole cube's repair so chooses as its strips do (StripPreparer on
+// on the bands) and whose first passes of a repair (package repair) may
+// choose as the repair's later passes see the cube: those set the voxels
+// the first pass filled (from a few neighbours, their noise not averaged
+// away) to the pass before's estimate and subtract the stripes estimated
+// again, so the first pass's cube, the fill and the stripes left in it,
+// shows directions of signal the later passes' do not. A whole cube's
+// first pass so chooses as its strips' passes do (StripPreparer on
 // RepairLines).
 type RepairPreparer interface {
 	Method
-	// PrepareRepair returns the method that runs every pass of the
+	// PrepareRepair returns the method that runs the passes of the
 	// repair of the cube whose first pass denoises first at the noise
 	// level sigma, filled marking (in the cube's order) the voxels that
 	// pass filled: the method itself when it has nothing to choose on
-	// that cube. Its Draft, if it is a Drafter, keeps the choice.
+	// that cube.
 	PrepareRepair(first *msi.Cube, filled []bool, sigma float64) (Method, error)
 }

@@ -292,8 +292,8 @@ func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*
 // 26 with the columns' means taken off too, where a last pass that
 // chose on its own cube worked on 30 eigen-images (docs/results.md). The
 // first pass is then given the same basis, in strips and in the whole
-// run (repairBasis): what its lines hold outside it is mostly the fill's
-// and the stripes' noise.
+// run (repairBasis, PrepareRepair): what its lines hold outside it is
+// mostly the fill's and the stripes' noise.
 type laterMoments struct {
 	blocks  *subspace.Moments
 	inverse []float64

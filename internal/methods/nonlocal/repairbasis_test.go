@@ -380,10 +380,11 @@ func TestRepairBasis(t *testing.T) {
 }
 
 // TestPrepareRepair: readied for a repair of TestStreamedRepairBasis's
-// cube, whose own block means keep the bands, a Denoiser works in its
-// Draft (the repair's first pass) and its full run on the eigen-images
-// repairBasis chooses, on any number of threads alike, and so do its
-// blocks (PrepareStrips); on 31 bands it is left as it is.
+// cube, whose own block means keep the bands, a Denoiser's Draft (the
+// repair's first pass) works on the eigen-images repairBasis chooses, on
+// any number of threads alike, and so do its blocks (PrepareStrips);
+// the Denoiser itself (the last pass) chooses on its own cube; on 31
+// bands it is left as it is.
 func TestPrepareRepair(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
@@ -399,10 +400,14 @@ func TestPrepareRepair(t *testing.T) {
 			t.Fatal(err)
 		}
 		prepared := m.(*Denoiser)
-		if prepared.basis == nil || prepared.basis.K != want.K || projectorDistance(prepared.basis, want) > 1e-12 {
-			t.Fatalf("prepared basis %v, want repairBasis's %d eigen-images", prepared.basis, want.K)
+		draft := prepared.Draft().(*Denoiser)
+		if draft.basis == nil || draft.basis.K != want.K || projectorDistance(draft.basis, want) > 1e-12 {
+			t.Fatalf("the first pass's basis %v, want repairBasis's %d eigen-images", draft.basis, want.K)
 		}
-		out, res, err := prepared.Draft().Denoise(context.Background(), z, sigma)
+		if prepared.chosen {
+			t.Error("the last pass does not choose on its own cube")
+		}
+		out, res, err := draft.Denoise(context.Background(), z, sigma)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,12 +421,12 @@ func TestPrepareRepair(t *testing.T) {
 		// A whole cube taller than blockSplit runs in blocks, prepared
 		// as strips of its lines: they keep the repair's basis, where
 		// the lines' own block means would keep the bands.
-		blocks, _, err := prepared.PrepareStrips(context.Background(), tiletest.Lines{Cube: z}, tile.Plan(h, 32, d.StripGeometry(sigma)), sigma)
+		blocks, _, err := draft.PrepareStrips(context.Background(), tiletest.Lines{Cube: z}, tile.Plan(h, 32, d.StripGeometry(sigma)), sigma)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := blocks.(*Denoiser).basis; got != prepared.basis {
-			t.Errorf("the blocks' basis %v, want the repair's", got)
+		if got := blocks.(*Denoiser).basis; got != draft.basis {
+			t.Errorf("the first pass's blocks' basis %v, want the repair's", got)
 		}
 	}
 	if !slices.Equal(outs[0].Data, outs[1].Data) {

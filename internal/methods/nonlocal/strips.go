@@ -67,7 +67,7 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 //
 // On the lines of a repair (denoise.RepairLines) the basis is the one the
 // repair's later passes choose (laterMoments), for the first pass too, as
-// a whole run's repair chooses it (PrepareRepair, whose Denoiser keeps
+// a whole run's first pass chooses it (PrepareRepair, whose Draft keeps
 // its basis here when the cube runs in blocks): a first pass that
 // chose on its own lines kept the bands of the 256×256 balloons crop
 // resampled to 224 bands with QRNN3D's case 5, its fill's noise and the
@@ -90,7 +90,7 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	}
 	log := report.OrDiscard(d.Report)
 	basis := d.basis
-	if !d.chosen { // else a repair's Denoiser in blocks: its basis is kept (PrepareRepair)
+	if !d.chosen { // else a repair's first pass in blocks: its basis is kept (PrepareRepair)
 		var err error
 		if basis, err = streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log); err != nil {
 			return nil, denoise.Result{}, err
