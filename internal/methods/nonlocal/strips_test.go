@@ -239,13 +239,12 @@ func TestPrepareStripsEigenImages(t *testing.T) {
 		if prepared.basis == nil || prepared.basis.K != whole.K {
 			t.Fatalf("prepared basis %v, want the whole cube's %d eigen-images", prepared.basis, whole.K)
 		}
-		z := eigenLines{r: tiletest.Lines{Cube: noisy}, basis: prepared.basis}
-		rank, err := streamedRank(context.Background(), z, strips, sigma, eigenImageExcess(bands, h*w/(eigenBlock*eigenBlock), sigma/eigenBlock), report.Discard)
+		rank, err := streamedEigenRank(context.Background(), tiletest.Lines{Cube: noisy}, strips, prepared.basis, (h/eigenBlock)*(w/eigenBlock), sigma, report.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if prepared.Options.Rank != rank {
-			t.Errorf("prepared rank %d, streamed from the eigen-images %d", prepared.Options.Rank, rank)
+			t.Errorf("prepared rank %d, streamed along the eigen-images' smoothed directions %d", prepared.Options.Rank, rank)
 		}
 		if draft := prepared.Draft().(*Denoiser); draft.basis != prepared.basis {
 			t.Error("the draft does not keep the basis")
