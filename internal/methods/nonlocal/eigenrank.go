@@ -106,23 +106,17 @@ func streamedEigenRank(ctx context.Context, r tile.Reader, strips []tile.Strip, 
 	if d == nil {
 		return rankFromPower(power, sigma, h*w), nil
 	}
-	log.Start("spectral statistics", "lines", int64(h))
-	defer log.Finish()
 	moments := subspace.NewMoments(make([]float64, d.K)) // about μ: the projections are centred
-	for _, s := range strips {
-		lines := min(s.Core.Len(), streamLines(w, b, 1))
-		for y0 := s.Core.Start; y0 < s.Core.End; y0 += lines {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-			y1 := min(y0+lines, s.Core.End)
-			c, err := r.ReadLines(y0, y1-y0)
-			if err != nil {
-				return 0, err
-			}
-			moments.Add(d.Project(c))
-			log.Update(int64(y1), "")
+	err := eachCoreWindow(ctx, strips, h, streamLines(w, b, 1), log, func(y0, y1 int) error {
+		c, err := r.ReadLines(y0, y1-y0)
+		if err != nil {
+			return err
 		}
+		moments.Add(d.Project(c))
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	second := moments.SecondMoment(nil)
 	for i := range d.K {

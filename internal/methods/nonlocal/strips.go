@@ -154,35 +154,54 @@ func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma
 		return min(b, RankFor(sigma)), nil // no columns to cross-validate over
 	}
 	var noisy, smooth [2]*subspace.Moments
-	log.Start("spectral statistics", "lines", int64(h))
+	err := eachCoreWindow(ctx, strips, h, streamLines(w, b, 1), log, func(y0, y1 int) error {
+		top, bottom := max(0, y0-directionBox), min(h, y1+directionBox)
+		c, err := r.ReadLines(top, bottom-top)
+		if err != nil {
+			return err
+		}
+		for parity := range noisy {
+			half := everyOtherColumn(c, parity)
+			core := half.Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+			boxed := boxMean(half, directionBox).Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+			if noisy[parity] == nil {
+				shift := subspace.MeanSpectrum(core)
+				noisy[parity], smooth[parity] = subspace.NewMoments(shift), subspace.NewMoments(shift)
+			}
+			noisy[parity].Add(core)
+			smooth[parity].Add(boxed)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return crossValidatedRank(noisy, smooth, sigma)
+}
+
+// eachCoreWindow calls window(y0, y1) for the lines y0..y1−1 of the cores
+// of strips in their order, at most lines of them at a time and each core
+// line once, reporting the lines done of the cube's height as "spectral
+// statistics" on log: the pass of the rank's statistics over a cube. It
+// stops with ctx.Err()
+// between windows when ctx is cancelled, and with window's error.
+func eachCoreWindow(ctx context.Context, strips []tile.Strip, height, lines int, log report.Reporter, window func(y0, y1 int) error) error {
+	log.Start("spectral statistics", "lines", int64(height))
 	defer log.Finish()
 	for _, s := range strips {
-		lines := min(s.Core.Len(), streamLines(w, b, 1))
-		for y0 := s.Core.Start; y0 < s.Core.End; y0 += lines {
+		n := min(s.Core.Len(), lines)
+		for y0 := s.Core.Start; y0 < s.Core.End; y0 += n {
 			if err := ctx.Err(); err != nil {
-				return 0, err
+				return err
 			}
-			y1 := min(y0+lines, s.Core.End)
-			top, bottom := max(0, y0-directionBox), min(h, y1+directionBox)
-			c, err := r.ReadLines(top, bottom-top)
-			if err != nil {
-				return 0, err
-			}
-			for parity := range noisy {
-				half := everyOtherColumn(c, parity)
-				core := half.Crop(y0-top, 0, 0, y1-y0, half.Width, b)
-				boxed := boxMean(half, directionBox).Crop(y0-top, 0, 0, y1-y0, half.Width, b)
-				if noisy[parity] == nil {
-					shift := subspace.MeanSpectrum(core)
-					noisy[parity], smooth[parity] = subspace.NewMoments(shift), subspace.NewMoments(shift)
-				}
-				noisy[parity].Add(core)
-				smooth[parity].Add(boxed)
+			y1 := min(y0+n, s.Core.End)
+			if err := window(y0, y1); err != nil {
+				return err
 			}
 			log.Update(int64(y1), "")
 		}
 	}
-	return crossValidatedRank(noisy, smooth, sigma)
+	return nil
 }
 
 // crossValidatedRank returns the rank of StreamedRank from the moments of

@@ -213,7 +213,8 @@ func TestStreamedEigenBasis(t *testing.T) {
 
 // TestPrepareStripsEigenImages: a small many-band cube in strips runs on
 // the eigen-images of the whole cube's basis (streamedEigenBasis), with
-// its pilot's dictionary learned on them and the rank streamed from them,
+// its pilot's dictionary learned on them and the rank counted along their
+// smoothed directions (streamedEigenRank),
 // returns to the bands through bandPilot, comes out close to the whole cube's
 // result, and bit for bit the same for 1 and 2 threads.
 func TestPrepareStripsEigenImages(t *testing.T) {
