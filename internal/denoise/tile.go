@@ -3,6 +3,7 @@ package denoise
 import (
 	"context"
 
+	"tdsc/internal/msi"
 	"tdsc/internal/tile"
 )
 
@@ -32,6 +33,21 @@ type StripPreparer interface {
 	Method
 	StripGeometry(sigma float64) tile.Geometry
 	PrepareStrips(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (Method, Result, error)
+}
+
+// RepairLines is implemented by the readers that a StripPreparer is
+// given on the path that removes sparse noise around the method (package
+// repair): the lines as the repair's first pass denoises them, their
+// impulse, dead and missing voxels filled from their neighbours. Every
+// later pass sets those voxels to the pass before's estimate instead, so
+// a method that chooses how it works from the cube's statistics (nonlocal:
+// on eigen-images or on the bands) may leave them out to choose as the
+// whole run's last pass chooses.
+type RepairLines interface {
+	tile.Reader
+	// ReadFilled returns the lines ReadLines returns and which of their
+	// voxels (in the cube's order) were filled.
+	ReadFilled(y0, n int) (*msi.Cube, []bool, error)
 }
 
 // DefaultHalo is the halo, in lines, of a method that is neither a Tiler

@@ -617,7 +617,9 @@ func sameData(a, b *msi.Cube) bool {
 // gives a method to learn from the whole cube (stripNoise.lines) on the
 // sparse-noise path: the detector finds in them neither the stripes nor
 // the impulses of the input, and one σ in every band, the reference the
-// bands were whitened to, although the input's bands have σ 5 to 20.
+// bands were whitened to, although the input's bands have σ 5 to 20;
+// and they say which voxels the repair filled (denoise.RepairLines): the
+// strip's detector's impulses.
 func TestStripLinesAsTheMethodSeesThem(t *testing.T) {
 	clean := scene(96, 48, 6)
 	sigmas := []float64{5, 10, 20, 10, 10, 15}
@@ -657,5 +659,35 @@ func TestStripLinesAsTheMethodSeesThem(t *testing.T) {
 		if math.Abs(s-out.Sigma) > 0.15*out.Sigma {
 			t.Errorf("band %d: σ %.2f, want the reference %.2f", b, s, out.Sigma)
 		}
+	}
+	// The repair's later passes replace the filled voxels: the lines say
+	// which they are, the voxels the strip's detector masks.
+	repaired, ok := plan.lines(lines).(denoise.RepairLines)
+	if !ok {
+		t.Fatal("the lines of the repair's path do not say which voxels were filled")
+	}
+	again, filled, err := repaired.ReadFilled(16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again.Data, seen.Data) {
+		t.Error("ReadFilled's lines are not ReadLines'")
+	}
+	raw, err := lines.ReadLines(16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := plan.detect(raw, nil)
+	marked := 0
+	for i, m := range det.Mask {
+		if filled[i] != (m != 0) {
+			t.Fatalf("voxel %d: filled %v, the detector's mask %d", i, filled[i], m)
+		}
+		if filled[i] {
+			marked++
+		}
+	}
+	if marked == 0 {
+		t.Error("no voxel filled in lines with impulses")
 	}
 }

@@ -555,13 +555,19 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 // what it learns from the whole cube (a Tiler's PrepareTiles): with the
 // missing voxels filled, and on the paths that treat them the stripes
 // subtracted, the impulse and dead pixels filled and the bands whitened,
-// as the first pass of every strip's repair has them.
+// as the first pass of every strip's repair has them; on the path that
+// repairs in more passes than one, with which voxels were filled
+// (denoise.RepairLines), since the later passes set them to the first
+// pass's estimate.
 func (s *stripNoise) lines(in tile.Reader) tile.Reader {
-	if s.path == PathGaussian || s.path == PathUnchanged {
+	switch {
+	case s.path == PathGaussian || s.path == PathUnchanged:
 		if s.stab != nil {
 			in = stabilisedLines{in, s.stab}
 		}
 		return filledLines{in}
+	case s.path == PathRepair && s.opts.Passes != 1:
+		return repairLines{modelLines{in, s}}
 	}
 	return modelLines{in, s}
 }
@@ -576,36 +582,63 @@ type modelLines struct {
 // ReadLines returns the lines, prepared; lines without any data are
 // returned as zeros, as filledLines returns them.
 func (r modelLines) ReadLines(y0, n int) (*msi.Cube, error) {
+	z, _, err := r.read(y0, n)
+	return z, err
+}
+
+// read returns the lines, prepared, and the mask of the voxels the
+// preparation filled (nil on the whitened path and for lines without any
+// data).
+func (r modelLines) read(y0, n int) (*msi.Cube, []uint8, error) {
 	c, err := r.Reader.ReadLines(y0, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := r.noise
-	z, err := s.prepare(c)
+	z, mask, err := s.prepare(c)
 	if errors.Is(err, repair.ErrAllMasked) {
 		clear(c.Data)
-		return c, nil
+		return c, nil, nil
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.whitens() {
 		z, _, err = bandwhiten.Whiten(z, s.sigmas, bandwhiten.Options{Pivots: s.opts.Pivots})
 	}
-	return z, err
+	return z, mask, err
+}
+
+// repairLines reads the lines of a cube as modelLines does, and which of
+// their voxels the repair filled (denoise.RepairLines).
+type repairLines struct{ modelLines }
+
+// ReadFilled returns the lines, prepared, and which of their voxels the
+// repair filled (none of lines without any data, returned as zeros).
+func (r repairLines) ReadFilled(y0, n int) (*msi.Cube, []bool, error) {
+	z, mask, err := r.read(y0, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	filled := make([]bool, len(z.Data))
+	for i, m := range mask {
+		filled[i] = m != 0
+	}
+	return z, filled, nil
 }
 
 // prepare returns the lines c as the first pass of a strip's repair has
 // them before it whitens them (stabilised, the stripes subtracted, the
 // impulse, dead and missing pixels filled; on the whitened path the
-// missing ones alone), or repair.ErrAllMasked.
-func (s *stripNoise) prepare(c *msi.Cube) (*msi.Cube, error) {
+// missing ones alone), and on the repair's paths the mask of the voxels
+// it filled (repair.Prepare), or repair.ErrAllMasked.
+func (s *stripNoise) prepare(c *msi.Cube) (*msi.Cube, []uint8, error) {
 	var pixels *sparsenoise.Report
 	if s.stab != nil {
 		c, pixels = s.stab.forward(c)
 	}
 	if s.path == PathWhitened {
 		z, _, err := repair.FillMissing(c)
-		return z, err
+		return z, nil, err
 	}
 	return repair.Prepare(c, s.detect(c, pixels), s.opts)
 }
@@ -650,7 +683,7 @@ func (s *stripNoise) fitPivots(ctx context.Context, in tile.Reader, log report.R
 		if err != nil {
 			return err
 		}
-		z, err := s.prepare(c)
+		z, _, err := s.prepare(c)
 		if errors.Is(err, repair.ErrAllMasked) {
 			continue
 		} else if err != nil {

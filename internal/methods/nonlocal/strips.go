@@ -65,6 +65,16 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (docs/results.md). The Denoiser reports its stages but no log lines
 // (the caller reports the strips, the stages as their progress); its
 // Draft keeps all of it.
+//
+// On the lines of a repair (denoise.RepairLines) the basis is the one the
+// repair's later passes choose (laterMoments), for the first pass too:
+// the whole run's first pass keeps the bands of the 256×256 balloons crop
+// resampled to 224 bands with QRNN3D's case 5, its fill's noise and the
+// stripes left counted as signal, and its second pass works on 30
+// eigen-images; in strips of 64 lines both passes on the later passes'
+// 26 cost 1.1 times the whole run's CPU and end 0.9 dB above it, where the
+// first pass on the bands cost 2.1 times and ended 0.5 dB above it
+// (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
@@ -84,7 +94,11 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	}
 	lines := r // the pilot's: the bands or their eigen-images
 	if basis != nil {
-		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
+		how := ""
+		if _, ok := r.(denoise.RepairLines); ok {
+			how = " (on the voxels the repair did not fill, each column of blocks' mean taken off)"
+		}
+		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube%s", basis.K, b, how)
 		lines = eigenLines{r: r, basis: basis}
 	}
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}

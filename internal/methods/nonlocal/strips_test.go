@@ -237,19 +237,7 @@ func TestPrepareStripsEigenImages(t *testing.T) {
 			t.Fatal(err)
 		}
 		prepared := m.(*Denoiser)
-		if prepared.basis == nil || prepared.basis.K != whole.K {
-			t.Fatalf("prepared basis %v, want the whole cube's %d eigen-images", prepared.basis, whole.K)
-		}
-		rank, err := streamedEigenRank(context.Background(), tiletest.Lines{Cube: noisy}, strips, prepared.basis, (h/eigenBlock)*(w/eigenBlock), sigma, report.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if prepared.Options.Rank != rank {
-			t.Errorf("prepared rank %d, streamed along the eigen-images' smoothed directions %d", prepared.Options.Rank, rank)
-		}
-		if draft := prepared.Draft().(*Denoiser); draft.basis != prepared.basis {
-			t.Error("the draft does not keep the basis")
-		}
+		checkPreparedEigenImages(t, prepared, tiletest.Lines{Cube: noisy}, strips, sigma, whole.K)
 		got := msi.NewCube(h, w, bands)
 		err = tile.Run(context.Background(), tiletest.Lines{Cube: noisy}, tiletest.Lines{Cube: got}, strips,
 			func(ctx context.Context, c *msi.Cube) (*msi.Cube, error) {
@@ -278,6 +266,27 @@ func TestPrepareStripsEigenImages(t *testing.T) {
 	}
 	if !slices.Equal(outs[0].Data, outs[1].Data) {
 		t.Error("1 and 2 threads give different strips")
+	}
+}
+
+// checkPreparedEigenImages checks that prepared, prepared for strips of
+// the lines of r with noise sigma, works on k eigen-images, with the rank
+// streamed from them, and that its Draft keeps them.
+func checkPreparedEigenImages(t *testing.T, prepared *Denoiser, r tile.Reader, strips []tile.Strip, sigma float64, k int) {
+	t.Helper()
+	if prepared.basis == nil || prepared.basis.K != k {
+		t.Fatalf("prepared basis %v, want %d eigen-images", prepared.basis, k)
+	}
+	h, w, _ := r.Size()
+	rank, err := streamedEigenRank(context.Background(), r, strips, prepared.basis, (h/eigenBlock)*(w/eigenBlock), sigma, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prepared.Options.Rank != rank {
+		t.Errorf("prepared rank %d, streamed along the eigen-images' smoothed directions %d", prepared.Options.Rank, rank)
+	}
+	if draft := prepared.Draft().(*Denoiser); draft.basis != prepared.basis {
+		t.Error("the draft does not keep the basis")
 	}
 }
 

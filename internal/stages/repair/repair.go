@@ -183,12 +183,14 @@ func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoi
 
 // Prepare returns the cube the first pass of Remove denoises (before any
 // whitening): noisy with the stripe offsets det found subtracted and its
-// impulse, dead and missing voxels filled, as o says. det must be
-// sparsenoise.Detect's report of noisy (or DetectWith's). It returns
-// ErrAllMasked when no band has a pixel left to fill from.
-func Prepare(noisy *msi.Cube, det *sparsenoise.Report, o Options) (*msi.Cube, error) {
-	z, _, _, err := prepare(noisy, det, o)
-	return z, err
+// impulse, dead and missing voxels filled, as o says, and the mask of the
+// voxels treated as missing (nonzero: filled; the later passes set them
+// to the pass before's estimate). det must be sparsenoise.Detect's report
+// of noisy (or DetectWith's). It returns ErrAllMasked when no band has a
+// pixel left to fill from.
+func Prepare(noisy *msi.Cube, det *sparsenoise.Report, o Options) (*msi.Cube, []uint8, error) {
+	z, mask, _, err := prepare(noisy, det, o)
+	return z, mask, err
 }
 
 // prepare is Prepare, which also returns the mask of the pixels treated

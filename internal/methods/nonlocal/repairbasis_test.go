@@ -1,0 +1,329 @@
+package nonlocal
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tdsc/internal/denoise"
+	"tdsc/internal/msi"
+	"tdsc/internal/noise"
+	"tdsc/internal/report"
+	"tdsc/internal/stages/repair"
+	"tdsc/internal/stages/sparsenoise"
+	"tdsc/internal/stages/subspace"
+	"tdsc/internal/tile"
+	"tdsc/internal/tile/tiletest"
+)
+
+// repairedLines reads the lines of Cube and which of their voxels Filled
+// marks (denoise.RepairLines).
+type repairedLines struct {
+	tiletest.Lines
+	Filled []bool
+}
+
+func (r repairedLines) ReadFilled(y0, n int) (*msi.Cube, []bool, error) {
+	c, err := r.ReadLines(y0, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, w := r.Cube.Height, r.Cube.Width
+	filled := make([]bool, 0, len(c.Data))
+	for b := range c.Bands {
+		filled = append(filled, r.Filled[(b*h+y0)*w:][:n*w]...)
+	}
+	return c, filled, nil
+}
+
+// impulseRepaired returns noisy with impulses (0 or 255) at the given
+// density in every third band, filled by the repair's first pass
+// (repair.Prepare), and which voxels it filled.
+func impulseRepaired(t *testing.T, rng *rand.Rand, noisy *msi.Cube, density float64) (*msi.Cube, []bool) {
+	t.Helper()
+	y := noisy.Clone()
+	n := y.Height * y.Width
+	det := &sparsenoise.Report{Height: y.Height, Width: y.Width, Bands: y.Bands, Sigma: make([]float64, y.Bands),
+		Mask: make([]uint8, len(y.Data)), StripeOffsets: make([][]float64, y.Bands)}
+	for b := 0; b < y.Bands; b += 3 {
+		for i := b * n; i < (b+1)*n; i++ {
+			if rng.Float64() < density {
+				y.Data[i] = 255 * float64(rng.IntN(2))
+				det.Mask[i] = sparsenoise.Impulse
+			}
+		}
+	}
+	z, mask, err := repair.Prepare(y, det, repair.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled := make([]bool, len(mask))
+	for i, m := range mask {
+		filled[i] = m != 0
+	}
+	return z, filled
+}
+
+// markedNoise returns an h×w×bands cube of white noise σ and which of its
+// voxels marked says are filled (asked in the cube's order).
+func markedNoise(rng *rand.Rand, h, w, bands int, sigma float64, marked func(i int) bool) (*msi.Cube, []bool) {
+	y := msi.NewCube(h, w, bands)
+	filled := make([]bool, len(y.Data))
+	for i := range y.Data {
+		y.Data[i] = rng.NormFloat64() * sigma
+		filled[i] = marked(i)
+	}
+	return y, filled
+}
+
+// TestFilledBlockMeans checks filledBlockMeans against the means summed
+// voxel by voxel over each block's unmarked voxels (all of them in a
+// block whose every voxel is marked), and the sums of 1/m, on a random
+// cube and mask with a whole band and a whole block marked, the last
+// partial row and column of blocks left out.
+func TestFilledBlockMeans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 8))
+	const h, w, bands, s = 13, 10, 5, 4
+	y, filled := markedNoise(rng, h, w, bands, 30, func(i int) bool {
+		return rng.IntN(3) == 0 || i/(h*w) == 2 // band 2 marked all over
+	})
+	for yy := range s { // the first block of band 0 marked whole
+		for xx := range s {
+			filled[yy*w+xx] = true
+		}
+	}
+	means, inverse := filledBlockMeans(y, filled, s)
+	if means.Height != h/s || means.Width != w/s || means.Bands != bands {
+		t.Fatalf("means are %s, want %d×%d×%d", means.Size(), h/s, w/s, bands)
+	}
+	for b := range bands {
+		wantInverse := 0.0
+		for i := range h / s {
+			for j := range w / s {
+				sum, all, m := 0.0, 0.0, 0
+				for yy := i * s; yy < (i+1)*s; yy++ {
+					for xx := j * s; xx < (j+1)*s; xx++ {
+						all += y.At(yy, xx, b)
+						if !filled[(b*h+yy)*w+xx] {
+							sum += y.At(yy, xx, b)
+							m++
+						}
+					}
+				}
+				if m == 0 {
+					sum, m = all, s*s
+				}
+				wantInverse += 1 / float64(m)
+				if got := means.At(i, j, b); math.Abs(got-sum/float64(m)) > 1e-12 {
+					t.Errorf("block (%d, %d) of band %d: mean %v, want %v", i, j, b, got, sum/float64(m))
+				}
+			}
+		}
+		if math.Abs(inverse[b]-wantInverse) > 1e-12 {
+			t.Errorf("band %d: Σ1/m = %v, want %v", b, inverse[b], wantInverse)
+		}
+	}
+}
+
+// TestRepairCovariance: on white noise of σ with a share of every band's
+// voxels marked (none in some bands, up to 70 % in others), the block
+// means of the unmarked voxels have a second moment whose diagonal,
+// brought to whole blocks by repairCovariance, is σ²/16 within four
+// standard errors in every band (unbrought, the marked bands' are up to
+// three times that), and whose off-diagonal is zero within as many; the
+// eigenvalues repairCount counts on stay within EigenImages' edge of the
+// noise, where those of the corrected second moment pass it.
+func TestRepairCovariance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const h, w, bands, sigma = 128, 128, 12, 10.0
+	y, filled := markedNoise(rng, h, w, bands, sigma, func(i int) bool {
+		return rng.Float64() < 0.1*float64(i/(h*w)%8) // 0 to 70 % by band
+	})
+	means, inverse := filledBlockMeans(y, filled, eigenBlock)
+	m := subspace.NewMoments(make([]float64, bands))
+	m.Add(means)
+	n := means.Height * means.Width
+	counted, err := repairCount(m.SecondMoment(make([]float64, bands)), inverse, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov := repairCovariance(m.SecondMoment(make([]float64, bands)), inverse, n, sigma)
+	corrected, err := subspace.FitMoment(cov, make([]float64, bands), bands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Noise alone: no direction of the gained covariance passes the
+	// noise's edge, where some of the corrected one's do (the marked
+	// bands' spread).
+	edge := noiseEdge(bands, n, sigma/eigenBlock)
+	if counted[0] > edge {
+		t.Errorf("the gained covariance's largest eigenvalue %v passes the noise's edge %v", counted[0], edge)
+	}
+	if corrected.Eigenvalues[0] <= edge {
+		t.Errorf("the corrected covariance's largest eigenvalue %v is within the noise's edge %v: the test does not tell the two apart", corrected.Eigenvalues[0], edge)
+	}
+	whole := sigma * sigma / (eigenBlock * eigenBlock)
+	se := whole * math.Sqrt(2/float64(n))
+	for b := range bands {
+		if d := cov.At(b, b) - whole; math.Abs(d) > 4*se*inverse[b]/float64(n)*eigenBlock*eigenBlock {
+			t.Errorf("band %d (share %.0f %%): variance %v, want %v", b, 10*float64(b%8), cov.At(b, b), whole)
+		}
+		for c := b + 1; c < bands; c++ {
+			if v := cov.At(b, c); math.Abs(v) > 4*whole*math.Sqrt(inverse[b]*inverse[c])/float64(n)*eigenBlock*eigenBlock/math.Sqrt(float64(n)) {
+				t.Errorf("bands %d, %d: covariance %v, want 0", b, c, v)
+			}
+		}
+	}
+}
+
+// TestStreamedRepairBasis: on a many-band cube of rank 3 whose every third
+// band had impulses on 70 % of its voxels, filled as the repair's first
+// pass fills them, and whose next bands keep stripes that the first pass
+// left (offsets of ±σ on a fifth of their columns), the block means of the
+// lines as they are keep the bands (the fill's noise, copied from few
+// neighbours, and the stripes counted as signal), and the repair's
+// statistics (laterMoments) choose the eigen-images that the noisy cube
+// without impulses or stripes chooses (k, and the projector on E's
+// directions of signal within 5 %, from windows of any height); with
+// nothing filled and no stripes, they choose as the lines' own block means.
+func TestStreamedRepairBasis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	const h, w, bands, signal, sigma = 96, 96, 128, 3, 20.0
+	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, signal), sigma, 3)
+	want, err := eigenBasis(noisy, sigma, 0, 0)
+	if err != nil || want == nil {
+		t.Fatalf("the cube without impulses: eigen-images %v, error %v; want eigen-images", want != nil, err)
+	}
+	z, filled := impulseRepaired(t, rng, noisy, 0.7)
+	withStripes(rng, z, sigma)
+	if plain, err := eigenBasis(z, sigma, 0, 0); err != nil || plain != nil {
+		t.Fatalf("the repaired lines' own block means: eigen-images %v, error %v; want the bands", plain != nil, err)
+	}
+	for _, lines := range []int{8, 20, h} {
+		got, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, lines, sigma, 0, 0, report.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == nil || got.K != want.K {
+			t.Fatalf("windows of %d lines: basis %v, want %d eigen-images", lines, got, want.K)
+		}
+		if d := projectorDistance(got.Leading(signal), want.Leading(signal)); d > 0.05 {
+			t.Errorf("windows of %d lines: the projector on E's leading %d directions is %.3f from the cube's without impulses", lines, signal, d)
+		}
+	}
+	got, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: noisy}, make([]bool, len(noisy.Data))}, 20, sigma, 0, 0, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.K != want.K {
+		t.Fatalf("nothing filled: basis %v, want %d eigen-images", got, want.K)
+	}
+	if d := projectorDistance(got.Leading(signal), want.Leading(signal)); d > 0.01 {
+		t.Errorf("nothing filled: the projector on E's leading %d directions is %.3f from the lines' own", signal, d)
+	}
+}
+
+// withStripes adds to every band after an impulse band of
+// impulseRepaired offsets of ±σ to a fifth of its columns.
+func withStripes(rng *rand.Rand, y *msi.Cube, sigma float64) {
+	for b := 1; b < y.Bands; b += 3 {
+		band := y.Band(b)
+		for x := range y.Width {
+			if rng.IntN(5) != 0 {
+				continue
+			}
+			offset := sigma * (2*float64(rng.IntN(2)) - 1)
+			for i := x; i < len(band); i += y.Width {
+				band[i] += offset
+			}
+		}
+	}
+}
+
+// TestColumnCentred checks columnCentred against the second moment of
+// block means less their column's mean, summed block by block.
+func TestColumnCentred(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 9))
+	const rows, width, bands = 7, 5, 4
+	means := msi.NewCube(rows, width, bands)
+	for i := range means.Data {
+		means.Data[i] = rng.NormFloat64()*10 + float64(i%width)
+	}
+	mean := []float64{1, -2, 0.5, 3}
+	m := subspace.NewMoments(make([]float64, bands))
+	m.Add(means)
+	columns := make([]float64, width*bands)
+	for b := range bands {
+		for i, v := range means.Band(b) {
+			columns[b*width+i%width] += v
+		}
+	}
+	got := columnCentred(m.SecondMoment(mean), columns, mean, rows*width)
+	for i := range bands {
+		for j := range bands {
+			want := 0.0
+			for y := range rows {
+				for x := range width {
+					di := means.At(y, x, i) - columns[i*width+x]/rows
+					dj := means.At(y, x, j) - columns[j*width+x]/rows
+					want += di * dj
+				}
+			}
+			want /= rows * width
+			if math.Abs(got.At(i, j)-want) > 1e-9*(1+math.Abs(want)) {
+				t.Errorf("(%d, %d) = %v, want %v", i, j, got.At(i, j), want)
+			}
+		}
+	}
+}
+
+// TestPrepareStripsRepair: given the lines of a repair whose own block
+// means keep the bands (TestStreamedRepairBasis's cube), PrepareStrips
+// returns a Denoiser on the repair's eigen-images, with the rank streamed
+// from them, whose Draft (the repair's first pass) keeps them; the strips
+// record their eigen-images.
+func TestPrepareStripsRepair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	const h, w, bands, sigma = 96, 96, 128, 20.0
+	noisy := noise.Add(nil, manyBandCube(rng, h, w, bands, 3), sigma, 3)
+	z, filled := impulseRepaired(t, rng, noisy, 0.7)
+	withStripes(rng, z, sigma)
+	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
+	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
+	lines := repairedLines{tiletest.Lines{Cube: z}, filled}
+	m, _, err := denoise.PrepareStrips(context.Background(), d, lines, strips, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepared := m.(*Denoiser)
+	want, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreparedEigenImages(t, prepared, lines, strips, sigma, want.K)
+	_, res := denoiseInStrips(t, prepared, z, strips, sigma)
+	if !hasSetting(res.Settings, "eigen-images") {
+		t.Errorf("the strips' settings %v: no eigen-images", res.Settings)
+	}
+}
+
+// projectorDistance returns ‖EᵃEᵃᵀ − EᵇEᵇᵀ‖_F / √(kᵃ + kᵇ), the distance
+// between the projectors on the k directions of two bases (0: the same
+// span, 1: orthogonal spans).
+func projectorDistance(a, b *subspace.Basis) float64 {
+	var pa, pb mat.Dense
+	ea, eb := mat.NewDense(a.Bands, a.K, a.E), mat.NewDense(b.Bands, b.K, b.E)
+	pa.Mul(ea, ea.T())
+	pb.Mul(eb, eb.T())
+	pa.Sub(&pa, &pb)
+	return mat.Norm(&pa, 2) / math.Sqrt(float64(a.K+b.K))
+}
+
+// hasSetting reports whether settings hold one named name.
+func hasSetting(settings []denoise.Param, name string) bool {
+	return slices.ContainsFunc(settings, func(p denoise.Param) bool { return p.Name == name })
+}
