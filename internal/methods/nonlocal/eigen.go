@@ -92,11 +92,12 @@ func noiseEdge(bands, pixels int, sigma float64) float64 {
 // such directions of the block means (noise σ/s, N/s² pixels), so the noise
 // in the ones that hold no signal has about this excess: ChooseRank's
 // threshold, made for directions that the noise did not choose, would count
-// them, and StreamedRank's on the eigen-images of strips adds the excess to
-// it. (Fitted on the pixels themselves, the eigen-images made ChooseRank
-// keep all 16 of them on the balloons crop at 224 bands.) A whole run
-// counts along the directions of bandPilot's estimate, which the noise
-// did not choose, and needs no excess.
+// them. (Fitted on the pixels themselves, the eigen-images made ChooseRank
+// keep all 16 of them on the balloons crop at 224 bands.) Strips count the
+// rank along E's directions smoothed, which sheds most of the excess
+// (streamedEigenRank). A whole run counts along the directions of
+// bandPilot's estimate, which the noise did not choose, and needs no
+// excess.
 func eigenImageExcess(bands, pixels int, sigma float64) float64 {
 	r := math.Sqrt(float64(bands) / float64(pixels))
 	return sigma * sigma * ((1+r)*(1+r) - 1)

@@ -240,9 +240,7 @@ func TestDenoiseCancelledAndOptions(t *testing.T) {
 // TestChooseRank: with the clean cube as the estimate, the rank is the
 // number of directions whose signal power is clearly above the threshold
 // 3σ²√(2/N) when that exceeds RankFor(σ), and RankFor(σ) otherwise. A
-// direction at twice the threshold counts; one at a third of it does not,
-// nor one at twice it when an excess of twice it raises the threshold
-// (chooseRank).
+// direction at twice the threshold counts; one at a third of it does not.
 func TestChooseRank(t *testing.T) {
 	for _, tc := range rankCases {
 		clean, noisy := cubeWithPowers(tc.powers, tc.sigma, 1)

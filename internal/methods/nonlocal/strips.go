@@ -50,9 +50,10 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // learned from the sample that the whole cube's run learns it from
 // (twodsc's PrepareTiles: on the bands, the same dictionary bit for bit),
 // and the rank of the low-rank stage, unless Options.Rank gives it
-// (StreamedRank over the strips' lines, its threshold raised on
-// eigen-images by the excess of their noise), or from the directions of
-// signal the caller counted (WithSignalDirections), as in the whole run.
+// (over the strips' lines: StreamedRank on the bands; on eigen-images
+// streamedEigenRank, ChooseRank's rule along E's directions smoothed as
+// bandPilot smooths the whole run's), or from the directions of signal
+// the caller counted (WithSignalDirections), as in the whole run.
 // The Denoiser it returns projects every strip on the basis, denoises it
 // with the pilot and the rank, and returns to the bands as the whole run
 // does, through the pilot of its low-rank rounds fitted on the strip
@@ -96,25 +97,29 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 			return nil, denoise.Result{}, err
 		}
 	}
-	excess := 0.0
+	lines := r // the pilot's: the bands or their eigen-images
 	if basis != nil {
 		how := ""
 		if _, ok := r.(denoise.RepairLines); ok {
 			how = " (on the voxels the repair did not fill, each column of blocks' mean taken off)"
 		}
 		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube%s", basis.K, b, how)
-		excess = eigenImageExcess(b, h*w/(eigenBlock*eigenBlock), sigma/eigenBlock)
-		r = eigenLines{r: r, basis: basis}
+		lines = eigenLines{r: r, basis: basis}
 	}
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}
-	stripPilot, _, err := pilot.PrepareTiles(ctx, r, strips, sigma)
+	stripPilot, _, err := pilot.PrepareTiles(ctx, lines, strips, sigma)
 	if err != nil {
 		return nil, denoise.Result{}, err
 	}
 	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
 		signalDirections: d.signalDirections, counted: d.counted}
 	if prepared.Options.Rank == 0 && !d.counted {
-		if prepared.Options.Rank, err = streamedRank(ctx, r, strips, sigma, excess, log); err != nil {
+		if basis != nil {
+			prepared.Options.Rank, err = streamedEigenRank(ctx, r, strips, basis, (h/eigenBlock)*(w/eigenBlock), sigma, log)
+		} else {
+			prepared.Options.Rank, err = StreamedRank(ctx, r, strips, sigma, log)
+		}
+		if err != nil {
 			return nil, denoise.Result{}, err
 		}
 		log.Logf("spectral subspace: rank %d, chosen from the whole cube", prepared.Options.Rank)
@@ -163,52 +168,64 @@ const directionBox = 2
 // and 30 ChooseRank's 13 and 7, docs/results.md). It stops with ctx.Err()
 // between windows when ctx is cancelled.
 func StreamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64, log report.Reporter) (int, error) {
-	return streamedRank(ctx, r, strips, sigma, 0, log)
-}
-
-// streamedRank is StreamedRank with the power along every direction
-// lowered by excess, the power beyond σ² that noise may have along a
-// direction of the cube (eigenImageExcess).
-func streamedRank(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma, excess float64, log report.Reporter) (int, error) {
 	h, w, b := r.Size()
 	if w < 2 {
 		return min(b, RankFor(sigma)), nil // no columns to cross-validate over
 	}
 	var noisy, smooth [2]*subspace.Moments
-	log.Start("spectral statistics", "lines", int64(h))
+	err := eachCoreWindow(ctx, strips, h, streamLines(w, b, 1), log, func(y0, y1 int) error {
+		top, bottom := max(0, y0-directionBox), min(h, y1+directionBox)
+		c, err := r.ReadLines(top, bottom-top)
+		if err != nil {
+			return err
+		}
+		for parity := range noisy {
+			half := everyOtherColumn(c, parity)
+			core := half.Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+			boxed := boxMean(half, directionBox).Crop(y0-top, 0, 0, y1-y0, half.Width, b)
+			if noisy[parity] == nil {
+				shift := subspace.MeanSpectrum(core)
+				noisy[parity], smooth[parity] = subspace.NewMoments(shift), subspace.NewMoments(shift)
+			}
+			noisy[parity].Add(core)
+			smooth[parity].Add(boxed)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return crossValidatedRank(noisy, smooth, sigma)
+}
+
+// eachCoreWindow calls window(y0, y1) for the lines y0..y1−1 of the cores
+// of strips in their order, at most lines of them at a time and each core
+// line once, reporting the lines done of the cube's height as "spectral
+// statistics" on log: the pass of the rank's statistics over a cube. It
+// stops with ctx.Err()
+// between windows when ctx is cancelled, and with window's error.
+func eachCoreWindow(ctx context.Context, strips []tile.Strip, height, lines int, log report.Reporter, window func(y0, y1 int) error) error {
+	log.Start("spectral statistics", "lines", int64(height))
 	defer log.Finish()
 	for _, s := range strips {
-		lines := min(s.Core.Len(), streamLines(w, b, 1))
-		for y0 := s.Core.Start; y0 < s.Core.End; y0 += lines {
+		n := min(s.Core.Len(), lines)
+		for y0 := s.Core.Start; y0 < s.Core.End; y0 += n {
 			if err := ctx.Err(); err != nil {
-				return 0, err
+				return err
 			}
-			y1 := min(y0+lines, s.Core.End)
-			top, bottom := max(0, y0-directionBox), min(h, y1+directionBox)
-			c, err := r.ReadLines(top, bottom-top)
-			if err != nil {
-				return 0, err
-			}
-			for parity := range noisy {
-				half := everyOtherColumn(c, parity)
-				core := half.Crop(y0-top, 0, 0, y1-y0, half.Width, b)
-				boxed := boxMean(half, directionBox).Crop(y0-top, 0, 0, y1-y0, half.Width, b)
-				if noisy[parity] == nil {
-					shift := subspace.MeanSpectrum(core)
-					noisy[parity], smooth[parity] = subspace.NewMoments(shift), subspace.NewMoments(shift)
-				}
-				noisy[parity].Add(core)
-				smooth[parity].Add(boxed)
+			y1 := min(y0+n, s.Core.End)
+			if err := window(y0, y1); err != nil {
+				return err
 			}
 			log.Update(int64(y1), "")
 		}
 	}
-	return crossValidatedRank(noisy, smooth, sigma, excess)
+	return nil
 }
 
-// crossValidatedRank returns the rank of streamedRank from the moments of
+// crossValidatedRank returns the rank of StreamedRank from the moments of
 // the two halves of a cube's pixels, noisy and box-averaged.
-func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma, excess float64) (int, error) {
+func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma float64) (int, error) {
 	n := noisy[0].N + noisy[1].N
 	mean := noisy[0].Mean()
 	for i, v := range noisy[1].Mean() {
@@ -228,9 +245,6 @@ func crossValidatedRank(noisy, smooth [2]*subspace.Moments, sigma, excess float6
 		for i := range power {
 			power[i] = (power[i] + p[i]) / 2
 		}
-	}
-	for i := range power {
-		power[i] -= excess
 	}
 	return rankFromPower(power, sigma, n), nil
 }

@@ -213,7 +213,8 @@ func TestStreamedEigenBasis(t *testing.T) {
 
 // TestPrepareStripsEigenImages: a small many-band cube in strips runs on
 // the eigen-images of the whole cube's basis (streamedEigenBasis), with
-// its pilot's dictionary learned on them and the rank streamed from them,
+// its pilot's dictionary learned on them and the rank counted along their
+// smoothed directions (streamedEigenRank),
 // returns to the bands through bandPilot, comes out close to the whole cube's
 // result, and bit for bit the same for 1 and 2 threads.
 func TestPrepareStripsEigenImages(t *testing.T) {
@@ -276,14 +277,13 @@ func checkPreparedEigenImages(t *testing.T, prepared *Denoiser, r tile.Reader, s
 	if prepared.basis == nil || prepared.basis.K != k {
 		t.Fatalf("prepared basis %v, want %d eigen-images", prepared.basis, k)
 	}
-	h, w, bands := r.Size()
-	z := eigenLines{r: r, basis: prepared.basis}
-	rank, err := streamedRank(context.Background(), z, strips, sigma, eigenImageExcess(bands, h*w/(eigenBlock*eigenBlock), sigma/eigenBlock), report.Discard)
+	h, w, _ := r.Size()
+	rank, err := streamedEigenRank(context.Background(), r, strips, prepared.basis, (h/eigenBlock)*(w/eigenBlock), sigma, report.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if prepared.Options.Rank != rank {
-		t.Errorf("prepared rank %d, streamed from the eigen-images %d", prepared.Options.Rank, rank)
+		t.Errorf("prepared rank %d, streamed along the eigen-images' smoothed directions %d", prepared.Options.Rank, rank)
 	}
 	if draft := prepared.Draft().(*Denoiser); draft.basis != prepared.basis {
 		t.Error("the draft does not keep the basis")
