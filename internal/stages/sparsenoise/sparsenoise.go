@@ -486,9 +486,10 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 }
 
 // stuckValues returns, in increasing order, the stuck values of a band's
-// unmasked pixels (see detectStuck), and the share f of those pixels
-// whose value lies within flatTol of each: f[v] is the share of the
-// values x with v − flatTol ≤ x < Nextafter(v + flatTol, +∞). Values are
+// unmasked pixels (see detectStuck), and the share of those pixels
+// whose value lies within flatTol of each: frequency[j] is the share of
+// the values x with v − flatTol ≤ x < Nextafter(v + flatTol, +∞) for v =
+// stuck[j]. Values are
 // equal as == says: −0 and +0 are one value, and every NaN is a value of
 // its own (they sort below every other value, so the smallest value has a
 // neighbour occurring once when the band holds a NaN).
@@ -496,15 +497,18 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 // Strips run it on every band of every window of lines in each of their
 // passes, where sorting the band (with a binary search for every f) was a
 // quarter of the CPU of denoising a 256×256×224 cube with impulses in
-// strips of 128 lines. It instead counts the values in a hash table, in
-// time linear in the number of pixels: only a value counted at least
-// max(8, 0.1 % of the pixels) times can be stuck, and there are at most
-// 1000 such candidates, none at all in most noisy bands. One more pass
-// finds each candidate's nearest smaller and larger values (its
-// neighbours in sorted order, whose counts the table holds) and, with a
-// running count in a difference array, each f, by binary searches among
-// the sorted candidates only.
-func stuckValues(band []float64, mask []uint8) (stuck []float64, frequency map[float64]float64) {
+// strips of 128 lines. It instead counts, in time linear in the number of
+// pixels: only a value counted at least least = max(8, 0.1 % of the
+// pixels) times can be stuck. A first pass counts the values by buckets
+// of their hash, in a table small enough to stay in cache; only the
+// values of a bucket counted least times or more (none in a band of noise
+// alone, where values do not repeat) are counted exactly, in a hash table
+// of their own. The candidates, those counted least times or more, are at
+// most 1000. A last pass finds each candidate's nearest smaller and
+// larger values (its neighbours in sorted order) with their counts, and,
+// with a running count in a difference array, each f, by binary searches
+// among the sorted candidates only.
+func stuckValues(band []float64, mask []uint8) (stuck, frequency []float64) {
 	n := 0
 	for _, m := range mask {
 		if m == 0 {
@@ -514,10 +518,11 @@ func stuckValues(band []float64, mask []uint8) (stuck []float64, frequency map[f
 	if n == 0 {
 		return nil, nil
 	}
-	least := max(float64(stuckMinCount), stuckMinShare*float64(n))
-	threshold := int32(math.Ceil(least))
-	counts := newValueCounts(n)
-	var candidates []float64
+	least := int32(math.Ceil(max(float64(stuckMinCount), stuckMinShare*float64(n))))
+	// The buckets: about one value each on average (least is at least 8
+	// times that), but no more than fit in a core's cache.
+	buckets := make([]int32, min(1<<15, 1<<bits.Len(uint(n))))
+	bucketShift := uint(64 - bits.TrailingZeros(uint(len(buckets))))
 	hasNaN := false
 	for i, v := range band {
 		if mask[i] != 0 {
@@ -527,7 +532,24 @@ func stuckValues(band []float64, mask []uint8) (stuck []float64, frequency map[f
 			hasNaN = true
 			continue
 		}
-		if counts.add(v) == threshold {
+		buckets[valueHash(v)>>bucketShift]++
+	}
+	frequent := 0
+	for _, c := range buckets {
+		if c >= least {
+			frequent += int(c)
+		}
+	}
+	if frequent == 0 {
+		return nil, nil
+	}
+	counts := newValueCounts(frequent)
+	var candidates []float64
+	for i, v := range band {
+		if mask[i] != 0 || math.IsNaN(v) {
+			continue
+		}
+		if h := valueHash(v); buckets[h>>bucketShift] >= least && counts.add(v, h) == least {
 			candidates = append(candidates, v)
 		}
 	}
@@ -537,20 +559,21 @@ func stuckValues(band []float64, mask []uint8) (stuck []float64, frequency map[f
 	slices.Sort(candidates)
 	k := len(candidates)
 	// below[j] and above[j] are the nearest values smaller and larger than
-	// candidate j (where hasBelow[j], hasAbove[j]). lo[j] ≤ x < hi[j] for
-	// the values x within flatTol of it; both bounds increase with j, so
-	// the candidates j with x within flatTol are countAtMost(hi, x) ≤ j <
-	// countAtMost(lo, x), which near counts as a difference array.
+	// candidate j, and belowCount[j], aboveCount[j] their counts (0 while
+	// none is known). lo[j] ≤ x < hi[j] for the values x within flatTol of
+	// it; both bounds increase with j, so the candidates j with x within
+	// flatTol are countAtMost(hi, x) ≤ j < countAtMost(lo, x), which near
+	// counts as a difference array.
 	below, above := make([]float64, k), make([]float64, k)
-	hasBelow, hasAbove := make([]bool, k), make([]bool, k)
+	belowCount, aboveCount := make([]int32, k), make([]int32, k)
 	lo, hi := make([]float64, k), make([]float64, k)
 	for j, v := range candidates {
 		lo[j], hi[j] = v-flatTol, math.Nextafter(v+flatTol, math.Inf(1))
 		// Until a value between them turns up, the next candidate is the
 		// nearest larger value.
 		if j+1 < k {
-			above[j], hasAbove[j] = candidates[j+1], true
-			below[j+1], hasBelow[j+1] = v, true
+			above[j], aboveCount[j] = candidates[j+1], counts.get(candidates[j+1])
+			below[j+1], belowCount[j+1] = v, counts.get(v)
 		}
 	}
 	near := make([]int, k+1)
@@ -558,12 +581,21 @@ func stuckValues(band []float64, mask []uint8) (stuck []float64, frequency map[f
 		if mask[i] != 0 || math.IsNaN(x) {
 			continue
 		}
-		if p, found := slices.BinarySearch(candidates, x); !found {
-			if p > 0 && (!hasAbove[p-1] || x < above[p-1]) {
-				above[p-1], hasAbove[p-1] = x, true
+		// x lies between candidates p−1 and p unless it is candidate p−1.
+		if p := countAtMost(candidates, x); p == 0 || candidates[p-1] != x {
+			if j := p - 1; j >= 0 {
+				if aboveCount[j] == 0 || x < above[j] {
+					above[j], aboveCount[j] = x, 1
+				} else if x == above[j] {
+					aboveCount[j]++
+				}
 			}
-			if p < k && (!hasBelow[p] || x > below[p]) {
-				below[p], hasBelow[p] = x, true
+			if j := p; j < k {
+				if belowCount[j] == 0 || x > below[j] {
+					below[j], belowCount[j] = x, 1
+				} else if x == below[j] {
+					belowCount[j]++
+				}
 			}
 		}
 		if x >= lo[0] && x < hi[k-1] {
@@ -571,23 +603,15 @@ func stuckValues(band []float64, mask []uint8) (stuck []float64, frequency map[f
 			near[countAtMost(lo, x)]--
 		}
 	}
-	frequency = map[float64]float64{}
+	if belowCount[0] == 0 && hasNaN {
+		belowCount[0] = 1
+	}
 	within := 0
 	for j, v := range candidates {
 		within += near[j]
-		adjacent := int32(0)
-		switch {
-		case hasBelow[j]:
-			adjacent = counts.get(below[j])
-		case hasNaN:
-			adjacent = 1
-		}
-		if hasAbove[j] {
-			adjacent = max(adjacent, counts.get(above[j]))
-		}
-		if float64(counts.get(v)) >= stuckRatio*float64(adjacent) {
+		if float64(counts.get(v)) >= stuckRatio*float64(max(belowCount[j], aboveCount[j])) {
 			stuck = append(stuck, v)
-			frequency[v] = float64(within) / float64(n)
+			frequency = append(frequency, float64(within)/float64(n))
 		}
 	}
 	return stuck, frequency
@@ -607,58 +631,53 @@ func countAtMost(increasing []float64, x float64) int {
 	return lo
 }
 
+// valueHash returns a hash of v (not a NaN), the same for −0 and +0:
+// its bits mixed by the finalizer of MurmurHash3, whose high and low bits
+// alike depend on every bit of v (stuckValues buckets by the high bits,
+// valueCounts probes from the low ones).
+func valueHash(v float64) uint64 {
+	h := math.Float64bits(v)
+	if v == 0 {
+		h = 0
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
 // valueCounts counts how often each float64 value occurs, equal values
 // (==: −0 and +0 together) in one entry; it never holds a NaN.
 //
-// It is an open-addressing table with linear probing over the values'
-// bits, at most half full, written here because Go's map costs several
-// times more per value and stuckValues counts every pixel of every band.
+// It is an open-addressing table with linear probing, at most half full,
+// written here because Go's map costs several times more per value.
 type valueCounts struct {
 	slots []valueSlot
-	shift uint // 64 − log2(len(slots))
 }
 
-// A valueSlot holds a value's bits and its count, 0 for an empty slot.
+// A valueSlot holds a value and its count, 0 for an empty slot.
 type valueSlot struct {
-	bits  uint64
+	value float64
 	count int32
 }
 
 // newValueCounts returns an empty table for up to n distinct values.
 func newValueCounts(n int) *valueCounts {
-	size := 16
-	for size < 2*n {
-		size *= 2
-	}
-	return &valueCounts{slots: make([]valueSlot, size), shift: uint(64 - bits.TrailingZeros(uint(size)))}
+	return &valueCounts{slots: make([]valueSlot, max(16, 1<<bits.Len(uint(2*n))))}
 }
 
-// countKey returns the bits that stand for v in the table, those of +0 for
-// either zero.
-func countKey(v float64) uint64 {
-	if v == 0 {
-		return 0
-	}
-	return math.Float64bits(v)
-}
-
-// home returns the first slot to probe for the bits b: the top bits of a
-// multiplicative hash of b, folded first so that values differing only in
-// their low mantissa bits or only in their exponent spread alike.
-func (c *valueCounts) home(b uint64) int {
-	return int(((b ^ b>>29) * 0xbf58476d1ce4e5b9) >> c.shift)
-}
-
-// add counts one more v (not a NaN) and returns its count.
-func (c *valueCounts) add(v float64) int32 {
-	b, mask := countKey(v), len(c.slots)-1
-	for i := c.home(b); ; i = (i + 1) & mask {
+// add counts one more v (not a NaN) of hash h (valueHash(v)) and returns
+// its count.
+func (c *valueCounts) add(v float64, h uint64) int32 {
+	for i := int(h) & (len(c.slots) - 1); ; i = (i + 1) & (len(c.slots) - 1) {
 		s := &c.slots[i]
 		if s.count == 0 {
-			s.bits, s.count = b, 1
+			s.value, s.count = v, 1
 			return 1
 		}
-		if s.bits == b {
+		if s.value == v {
 			s.count++
 			return s.count
 		}
@@ -667,9 +686,8 @@ func (c *valueCounts) add(v float64) int32 {
 
 // get returns how often v was counted.
 func (c *valueCounts) get(v float64) int32 {
-	b, mask := countKey(v), len(c.slots)-1
-	for i := c.home(b); ; i = (i + 1) & mask {
-		if s := c.slots[i]; s.count == 0 || s.bits == b {
+	for i := int(valueHash(v)) & (len(c.slots) - 1); ; i = (i + 1) & (len(c.slots) - 1) {
+		if s := c.slots[i]; s.count == 0 || s.value == v {
 			return s.count
 		}
 	}
@@ -678,17 +696,21 @@ func (c *valueCounts) get(v float64) int32 {
 // markStuck marks as Impulse the unmasked pixels of a band holding one of
 // the stuck values that are scattered or, for a value also of a flat
 // region, that have few neighbours near it (see detectStuck), and returns
-// how many it marked; frequency is stuckValues'.
-func markStuck(band []float64, mask []uint8, height, width int, stuck []float64, frequency map[float64]float64) int {
+// how many it marked; stuck and frequency are stuckValues'.
+func markStuck(band []float64, mask []uint8, height, width int, stuck, frequency []float64) int {
 	// The share of the 5×5 neighbours of every stuck pixel that hold a
-	// value within flatTol of it, and its mean per stuck value.
+	// value within flatTol of it, and its sum and count per stuck value
+	// (indexed as stuck: a map by value cost as much as the rest).
 	shares := make([]float64, len(band))
-	sumShare := map[float64]float64{}
-	count := map[float64]int{}
+	sumShare, count := make([]float64, len(stuck)), make([]int, len(stuck))
 	for y := range height {
 		for x := range width {
 			i := y*width + x
-			if mask[i] != 0 || !slices.Contains(stuck, band[i]) {
+			if mask[i] != 0 {
+				continue
+			}
+			v := slices.Index(stuck, band[i])
+			if v < 0 {
 				continue
 			}
 			same, total := 0, 0
@@ -703,13 +725,17 @@ func markStuck(band []float64, mask []uint8, height, width int, stuck []float64,
 				}
 			}
 			shares[i] = float64(same) / float64(max(total, 1))
-			sumShare[band[i]] += shares[i]
-			count[band[i]]++
+			sumShare[v] += shares[i]
+			count[v]++
 		}
 	}
 	marked := 0
-	for i, v := range band {
-		if mask[i] != 0 || count[v] == 0 {
+	for i := range band {
+		if mask[i] != 0 {
+			continue
+		}
+		v := slices.Index(stuck, band[i])
+		if v < 0 {
 			continue
 		}
 		// Scattered impulses of value v have about the band's share f of
