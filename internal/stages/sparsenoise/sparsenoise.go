@@ -486,13 +486,13 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 }
 
 // stuckValues returns, in increasing order, the stuck values of a band's
-// unmasked pixels (see detectStuck), and the share of those pixels
-// whose value lies within flatTol of each: frequency[j] is the share of
-// the values x with v − flatTol ≤ x < Nextafter(v + flatTol, +∞) for v =
-// stuck[j]. Values are
-// equal as == says: −0 and +0 are one value, and every NaN is a value of
-// its own (they sort below every other value, so the smallest value has a
-// neighbour occurring once when the band holds a NaN).
+// unmasked pixels (see detectStuck), and the share of those pixels whose
+// value lies within flatTol of each: frequency[j] is the share of the
+// values x with v − flatTol ≤ x < Nextafter(v + flatTol, +∞) for v =
+// stuck[j]. Values are equal as == says: −0 and +0 are one value, and
+// every NaN is a value of its own (NaNs sort below every other value, so
+// the smallest value has a neighbour occurring once when the band holds a
+// NaN).
 //
 // Strips run it on every band of every window of lines in each of their
 // passes, where sorting the band (with a binary search for every f) was a
@@ -502,9 +502,9 @@ func detectStuck(band []float64, mask []uint8, height, width int) int {
 // pixels) times can be stuck. A first pass counts the values by buckets
 // of their hash, in a table small enough to stay in cache; only the
 // values of a bucket counted least times or more (none in a band of noise
-// alone, where values do not repeat) are counted exactly, in a hash table
-// of their own. The candidates, those counted least times or more, are at
-// most 1000. A last pass finds each candidate's nearest smaller and
+// alone, where values do not repeat; the few stuck ones in a band with
+// impulses) are counted exactly, in a map. The candidates, those counted
+// least times or more, are at most 1000. A last pass finds each candidate's nearest smaller and
 // larger values (its neighbours in sorted order) with their counts, and,
 // with a running count in a difference array, each f, by binary searches
 // among the sorted candidates only.
@@ -519,8 +519,10 @@ func stuckValues(band []float64, mask []uint8) (stuck, frequency []float64) {
 		return nil, nil
 	}
 	least := int32(math.Ceil(max(float64(stuckMinCount), stuckMinShare*float64(n))))
-	// The buckets: about one value each on average (least is at least 8
-	// times that), but no more than fit in a core's cache.
+	// The buckets: more than the values, up to 2¹⁵ (128 KiB, in a core's
+	// cache); a bucket then holds on average at most an eighth of least
+	// values (n/2¹⁵ ≤ least/32 beyond), so that in a band of noise alone
+	// next to none reaches least.
 	buckets := make([]int32, min(1<<15, 1<<bits.Len(uint(n))))
 	bucketShift := uint(64 - bits.TrailingZeros(uint(len(buckets))))
 	hasNaN := false
@@ -534,22 +536,18 @@ func stuckValues(band []float64, mask []uint8) (stuck, frequency []float64) {
 		}
 		buckets[valueHash(v)>>bucketShift]++
 	}
-	frequent := 0
-	for _, c := range buckets {
-		if c >= least {
-			frequent += int(c)
-		}
-	}
-	if frequent == 0 {
+	if slices.Max(buckets) < least {
 		return nil, nil
 	}
-	counts := newValueCounts(frequent)
+	// Go's map keys −0 and +0 alike, as == does.
+	counts := map[float64]int32{}
 	var candidates []float64
 	for i, v := range band {
-		if mask[i] != 0 || math.IsNaN(v) {
+		if mask[i] != 0 || math.IsNaN(v) || buckets[valueHash(v)>>bucketShift] < least {
 			continue
 		}
-		if h := valueHash(v); buckets[h>>bucketShift] >= least && counts.add(v, h) == least {
+		counts[v]++
+		if counts[v] == least {
 			candidates = append(candidates, v)
 		}
 	}
@@ -572,8 +570,8 @@ func stuckValues(band []float64, mask []uint8) (stuck, frequency []float64) {
 		// Until a value between them turns up, the next candidate is the
 		// nearest larger value.
 		if j+1 < k {
-			above[j], aboveCount[j] = candidates[j+1], counts.get(candidates[j+1])
-			below[j+1], belowCount[j+1] = v, counts.get(v)
+			above[j], aboveCount[j] = candidates[j+1], counts[candidates[j+1]]
+			below[j+1], belowCount[j+1] = v, counts[v]
 		}
 	}
 	near := make([]int, k+1)
@@ -609,7 +607,7 @@ func stuckValues(band []float64, mask []uint8) (stuck, frequency []float64) {
 	within := 0
 	for j, v := range candidates {
 		within += near[j]
-		if float64(counts.get(v)) >= stuckRatio*float64(max(belowCount[j], aboveCount[j])) {
+		if float64(counts[v]) >= stuckRatio*float64(max(belowCount[j], aboveCount[j])) {
 			stuck = append(stuck, v)
 			frequency = append(frequency, float64(within)/float64(n))
 		}
@@ -632,9 +630,8 @@ func countAtMost(increasing []float64, x float64) int {
 }
 
 // valueHash returns a hash of v (not a NaN), the same for −0 and +0:
-// its bits mixed by the finalizer of MurmurHash3, whose high and low bits
-// alike depend on every bit of v (stuckValues buckets by the high bits,
-// valueCounts probes from the low ones).
+// its bits mixed by the finalizer of MurmurHash3, so that the high bits
+// that stuckValues buckets by depend on every bit of v.
 func valueHash(v float64) uint64 {
 	h := math.Float64bits(v)
 	if v == 0 {
@@ -646,51 +643,6 @@ func valueHash(v float64) uint64 {
 	h *= 0xc4ceb9fe1a85ec53
 	h ^= h >> 33
 	return h
-}
-
-// valueCounts counts how often each float64 value occurs, equal values
-// (==: −0 and +0 together) in one entry; it never holds a NaN.
-//
-// It is an open-addressing table with linear probing, at most half full,
-// written here because Go's map costs several times more per value.
-type valueCounts struct {
-	slots []valueSlot
-}
-
-// A valueSlot holds a value and its count, 0 for an empty slot.
-type valueSlot struct {
-	value float64
-	count int32
-}
-
-// newValueCounts returns an empty table for up to n distinct values.
-func newValueCounts(n int) *valueCounts {
-	return &valueCounts{slots: make([]valueSlot, max(16, 1<<bits.Len(uint(2*n))))}
-}
-
-// add counts one more v (not a NaN) of hash h (valueHash(v)) and returns
-// its count.
-func (c *valueCounts) add(v float64, h uint64) int32 {
-	for i := int(h) & (len(c.slots) - 1); ; i = (i + 1) & (len(c.slots) - 1) {
-		s := &c.slots[i]
-		if s.count == 0 {
-			s.value, s.count = v, 1
-			return 1
-		}
-		if s.value == v {
-			s.count++
-			return s.count
-		}
-	}
-}
-
-// get returns how often v was counted.
-func (c *valueCounts) get(v float64) int32 {
-	for i := int(valueHash(v)) & (len(c.slots) - 1); ; i = (i + 1) & (len(c.slots) - 1) {
-		if s := c.slots[i]; s.count == 0 || s.value == v {
-			return s.count
-		}
-	}
 }
 
 // markStuck marks as Impulse the unmasked pixels of a band holding one of
