@@ -107,13 +107,17 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 			return nil, denoise.Result{}, err
 		}
 	}
+	_, repairing := r.(denoise.RepairLines)
+	switch {
+	case repairing && basis != nil:
+		log.Logf("the repair's first pass works on %d eigen-images of the %d bands, fitted on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass chooses on each strip", basis.K, b)
+	case repairing && mayUseEigenImages(h, w, b, max(o.Rank, o.Pilot.Depth), d.eigenImages):
+		log.Logf("the repair's first pass works on the %d bands, chosen on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass chooses on each strip", b)
+	case basis != nil:
+		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
+	}
 	lines := r // the pilot's: the bands or their eigen-images
 	if basis != nil {
-		how := ""
-		if _, ok := r.(denoise.RepairLines); ok {
-			how = " (on the voxels the repair did not fill, each column of blocks' mean taken off)"
-		}
-		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube%s", basis.K, b, how)
 		lines = eigenLines{r: r, basis: basis}
 	}
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}
@@ -123,7 +127,7 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	}
 	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
 		signalDirections: d.signalDirections, counted: d.counted}
-	if _, ok := r.(denoise.RepairLines); ok {
+	if repairing {
 		// The passes before the last work on basis (Draft); the last
 		// chooses on its strip (choosesBasis).
 		prepared.basis, prepared.firstPasses, prepared.readied = nil, basis, true
