@@ -366,11 +366,6 @@ func projectorDistance(a, b *subspace.Basis) float64 {
 	return mat.Norm(&pa, 2) / math.Sqrt(float64(a.K+b.K))
 }
 
-// hasSetting reports whether settings hold one named name.
-func hasSetting(settings []denoise.Param, name string) bool {
-	return slices.ContainsFunc(settings, func(p denoise.Param) bool { return p.Name == name })
-}
-
 // TestRepairBasis: on TestStreamedRepairBasis's cube (impulses filled by
 // the first pass, stripes left), the whole cube's repairBasis is the
 // streamed one's from windows of its lines (laterMoments) to rounding:
