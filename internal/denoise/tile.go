@@ -41,8 +41,8 @@ type StripPreparer interface {
 // impulse, dead and missing voxels filled from their neighbours. Every
 // later pass sets those voxels to the pass before's estimate instead, so
 // a method that chooses how it works from the cube's statistics (nonlocal:
-// on eigen-images or on the bands) may leave them out to choose as the
-// whole run's last pass chooses.
+// on eigen-images or on the bands) may leave them out to choose for the
+// passes before the last as the last pass will see the cube.
 type RepairLines interface {
 	tile.Reader
 	// ReadFilled returns the lines ReadLines returns and which of their

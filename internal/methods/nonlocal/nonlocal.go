@@ -232,8 +232,9 @@ type Denoiser struct {
 	// repair but the last (its Draft's, PrepareRepair).
 	basis  *subspace.Basis
 	chosen bool
-	// firstPasses, when readied (PrepareRepair), is the basis its Draft
-	// is given (nil: the bands).
+	// firstPasses, when readied (PrepareRepair, or PrepareStrips on the
+	// lines of a repair), is the basis its Draft is given (nil: the
+	// bands).
 	firstPasses *subspace.Basis
 	readied     bool
 }
@@ -263,10 +264,12 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	// is then their cube, and the bands come back at the end. A strip's
 	// Denoiser (PrepareStrips) projects on the basis fitted on the whole
 	// cube, on which its pilot's dictionary and rank were learned (nil:
-	// they were learned on the bands); a repair's (PrepareRepair) on the
-	// basis its later passes choose.
+	// they were learned on the bands), but for a repair's last pass,
+	// which chooses on its strip; a repair's first pass (Draft of
+	// PrepareRepair or PrepareStrips) on the basis its later passes
+	// choose.
 	bands := d.basis
-	if d.pilot == nil && !d.chosen {
+	if d.choosesBasis() {
 		var err error
 		if bands, err = eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages); err != nil {
 			return nil, denoise.Result{}, err
@@ -387,6 +390,16 @@ func regularise(y, x *msi.Cube, sigma float64) (*msi.Cube, float64) {
 		ss += d * d
 	}
 	return out, regDelta * math.Sqrt(math.Abs(sigma*sigma-ss/float64(len(y.Data))))
+}
+
+// choosesBasis says whether Denoise fits the basis of its eigen-images on
+// the cube it is given: a whole cube's run does (unless its basis was
+// chosen for it, as for a repair's first pass), and so does a repair's
+// last pass, in strips too (readied: PrepareRepair, PrepareStrips on
+// denoise.RepairLines); any other strip of PrepareStrips projects on the
+// whole cube's basis.
+func (d *Denoiser) choosesBasis() bool {
+	return !d.chosen && (d.pilot == nil || d.readied)
 }
 
 // Draft returns the nonlocal method with one Wiener pass (none if d has

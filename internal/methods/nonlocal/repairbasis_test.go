@@ -304,11 +304,12 @@ func TestColumnCentred(t *testing.T) {
 
 // TestPrepareStripsRepair: given the lines of a repair whose own block
 // means keep the bands (TestStreamedRepairBasis's cube), PrepareStrips
-// returns a Denoiser on the repair's eigen-images, with the rank streamed
-// from them, whose Draft (the repair's first pass) keeps them; the strips
-// record their eigen-images.
+// returns a Denoiser whose Draft (the repair's first pass) works on the
+// repair's eigen-images, with the rank streamed from them, and records
+// them in strips; its last pass works on the eigen-images its strip's
+// own block means choose (eigenBasis), bit for bit.
 func TestPrepareStripsRepair(t *testing.T) {
-	_, _, z, filled := repairCase(t)
+	_, noisy, z, filled := repairCase(t)
 	const h, w, bands, sigma = repairSide, repairSide, repairBands, repairSigma
 	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
 	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
@@ -322,10 +323,34 @@ func TestPrepareStripsRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPreparedEigenImages(t, prepared, lines, strips, sigma, want.K)
-	_, res := denoiseInStrips(t, prepared, z, strips, sigma)
-	if !hasSetting(res.Settings, "eigen-images") {
-		t.Errorf("the strips' settings %v: no eigen-images", res.Settings)
+	draft := prepared.Draft().(*Denoiser)
+	checkPreparedEigenImages(t, draft, lines, strips, sigma, want.K)
+	_, res := denoiseInStrips(t, draft, z, strips, sigma)
+	if !slices.Contains(res.Settings, denoise.Param{Name: "eigen-images", Value: strconv.Itoa(want.K)}) {
+		t.Errorf("the first pass's settings %v: want eigen-images=%d", res.Settings, want.K)
+	}
+	// The last pass, given a strip whose filled voxels hold a good
+	// estimate (here the cube before the impulses and stripes), works on
+	// its own eigen-images, as a Denoiser given that basis does.
+	read := strips[1].Read
+	c := noisy.Crop(read.Start, 0, 0, read.End-read.Start, w, bands)
+	o := prepared.Options.Resolve(sigma)
+	own, err := eigenBasis(c, sigma, max(o.Rank, o.Pilot.Depth), 0)
+	if err != nil || own == nil {
+		t.Fatalf("the strip's own eigen-images %v, error %v; want eigen-images", own != nil, err)
+	}
+	got, _, err := prepared.Denoise(context.Background(), c, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := *prepared
+	given.basis, given.firstPasses, given.readied = own, nil, false
+	ref, _, err := given.Denoise(context.Background(), c, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Data, ref.Data) {
+		t.Errorf("the last pass on a strip is not the run on the strip's own %d eigen-images", own.K)
 	}
 }
 
@@ -339,11 +364,6 @@ func projectorDistance(a, b *subspace.Basis) float64 {
 	pb.Mul(eb, eb.T())
 	pa.Sub(&pa, &pb)
 	return mat.Norm(&pa, 2) / math.Sqrt(float64(a.K+b.K))
-}
-
-// hasSetting reports whether settings hold one named name.
-func hasSetting(settings []denoise.Param, name string) bool {
-	return slices.ContainsFunc(settings, func(p denoise.Param) bool { return p.Name == name })
 }
 
 // TestRepairBasis: on TestStreamedRepairBasis's cube (impulses filled by

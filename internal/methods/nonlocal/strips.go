@@ -66,17 +66,27 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // (the caller reports the strips, the stages as their progress); its
 // Draft keeps all of it.
 //
-// On the lines of a repair (denoise.RepairLines) the basis is the one the
-// repair's later passes choose (laterMoments), for the first pass too, as
-// a whole run's first pass chooses it (PrepareRepair, whose Draft keeps
-// its basis here when the cube runs in blocks): a first pass that
-// chose on its own lines kept the bands of the 256×256 balloons crop
+// On the lines of a repair (denoise.RepairLines) the passes before the
+// last (the Draft) work on the basis the repair's later passes choose
+// (laterMoments), as a whole run's first pass does (PrepareRepair, whose
+// Draft keeps its basis here when the cube runs in blocks): a first pass
+// that chose on its own lines kept the bands of the 256×256 balloons crop
 // resampled to 224 bands with QRNN3D's case 5, its fill's noise and the
 // stripes left counted as signal, where the second pass worked on 30
 // eigen-images; in strips of 64 lines both passes on the later passes'
 // 26 cost 1.1 times that whole run's CPU and ended 0.9 dB above it, where
 // the first pass on the bands cost 2.1 times and ended 0.5 dB above it
-// (docs/results.md).
+// (docs/results.md). The last pass chooses its eigen-images on its strip
+// (choosesBasis), as a whole run's last pass chooses on its cube: the
+// filled voxels then hold the first pass's estimate, which no statistic
+// streamed before the first pass has. On the same crop with Gaussian
+// noise of σ 10–70 under case 5, a whole run's last pass on
+// laterMoments' directions lost 0.36 dB against its own (0.31 with its
+// own count, 0.20–0.31 on the other statistics of the first pass's lines
+// tried), and in strips the last pass on its strip's own gains 0.2–0.3 dB
+// at the same CPU (docs/results.md). The strips' last passes then differ
+// in their eigen-images, as the stages after the pilot differ in their
+// subspaces.
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
@@ -97,13 +107,17 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 			return nil, denoise.Result{}, err
 		}
 	}
+	_, repairing := r.(denoise.RepairLines)
+	switch {
+	case repairing && basis != nil:
+		log.Logf("the repair's first pass works on %d eigen-images of the %d bands, fitted on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass chooses on each strip", basis.K, b)
+	case repairing && mayUseEigenImages(h, w, b, max(o.Rank, o.Pilot.Depth), d.eigenImages):
+		log.Logf("the repair's first pass works on the %d bands, chosen on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass chooses on each strip", b)
+	case basis != nil:
+		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
+	}
 	lines := r // the pilot's: the bands or their eigen-images
 	if basis != nil {
-		how := ""
-		if _, ok := r.(denoise.RepairLines); ok {
-			how = " (on the voxels the repair did not fill, each column of blocks' mean taken off)"
-		}
-		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube%s", basis.K, b, how)
 		lines = eigenLines{r: r, basis: basis}
 	}
 	pilot := &twodsc.Denoiser{Options: o.Pilot, Report: d.Report}
@@ -113,6 +127,11 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	}
 	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
 		signalDirections: d.signalDirections, counted: d.counted}
+	if repairing {
+		// The passes before the last work on basis (Draft); the last
+		// chooses on its strip (choosesBasis).
+		prepared.basis, prepared.firstPasses, prepared.readied = nil, basis, true
+	}
 	if prepared.Options.Rank == 0 && !d.counted {
 		if basis != nil {
 			prepared.Options.Rank, err = streamedEigenRank(ctx, r, strips, basis, (h/eigenBlock)*(w/eigenBlock), sigma, log)
