@@ -645,6 +645,25 @@ func valueHash(v float64) uint64 {
 	return h
 }
 
+// nearShare returns the share of the 5×5 neighbours of pixel (y, x) of a
+// band, those not Dead or Missing, that hold a value within flatTol of
+// its own; 0 without such neighbours.
+func nearShare(band []float64, mask []uint8, height, width, y, x int) float64 {
+	i := y*width + x
+	same, total := 0, 0
+	for yy := max(0, y-2); yy <= min(height-1, y+2); yy++ {
+		for xx := max(0, x-2); xx <= min(width-1, x+2); xx++ {
+			if j := yy*width + xx; j != i && mask[j]&(Dead|Missing) == 0 {
+				total++
+				if math.Abs(band[j]-band[i]) <= flatTol {
+					same++
+				}
+			}
+		}
+	}
+	return float64(same) / float64(max(total, 1))
+}
+
 // markStuck marks as Impulse the unmasked pixels of a band holding one of
 // the stuck values that are scattered or, for a value also of a flat
 // region, that have few neighbours near it (see detectStuck), and returns
@@ -665,18 +684,7 @@ func markStuck(band []float64, mask []uint8, height, width int, stuck, frequency
 			if v < 0 {
 				continue
 			}
-			same, total := 0, 0
-			for yy := max(0, y-2); yy <= min(height-1, y+2); yy++ {
-				for xx := max(0, x-2); xx <= min(width-1, x+2); xx++ {
-					if j := yy*width + xx; j != i && mask[j]&(Dead|Missing) == 0 {
-						total++
-						if math.Abs(band[j]-band[i]) <= flatTol {
-							same++
-						}
-					}
-				}
-			}
-			shares[i] = float64(same) / float64(max(total, 1))
+			shares[i] = nearShare(band, mask, height, width, y, x)
 			sumShare[v] += shares[i]
 			count[v]++
 		}

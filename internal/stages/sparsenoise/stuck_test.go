@@ -200,7 +200,7 @@ func TestStuckValuesAgainstSort(t *testing.T) {
 
 // sortedDetectStuck is detectStuck as it was first written: the stuck
 // values those of sortedStuckValues, the shares of their pixels'
-// neighbours summed in maps by value.
+// neighbours (nearShare, unchanged) summed in maps by value.
 func sortedDetectStuck(band []float64, mask []uint8, height, width int) int {
 	stuck, frequencies := sortedStuckValues(band, mask)
 	if len(stuck) == 0 {
@@ -219,18 +219,7 @@ func sortedDetectStuck(band []float64, mask []uint8, height, width int) int {
 			if mask[i] != 0 || !slices.Contains(stuck, band[i]) {
 				continue
 			}
-			same, total := 0, 0
-			for yy := max(0, y-2); yy <= min(height-1, y+2); yy++ {
-				for xx := max(0, x-2); xx <= min(width-1, x+2); xx++ {
-					if j := yy*width + xx; j != i && mask[j]&(Dead|Missing) == 0 {
-						total++
-						if math.Abs(band[j]-band[i]) <= flatTol {
-							same++
-						}
-					}
-				}
-			}
-			shares[i] = float64(same) / float64(max(total, 1))
+			shares[i] = nearShare(band, mask, height, width, y, x)
 			sumShare[band[i]] += shares[i]
 			count[band[i]]++
 		}
