@@ -37,8 +37,8 @@
 // y − x̂ on every masked pixel; elsewhere 0.
 //
 // The denoiser is passed in, so that any Gaussian method can run inside;
-// everything here is serial and deterministic, and linear in the number of
-// voxels besides the denoiser.
+// everything here is deterministic (what runs in parallel is a band's
+// own), and linear in the number of voxels besides the denoiser.
 package repair
 
 import (
@@ -49,6 +49,7 @@ import (
 	"slices"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/parallel"
 	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/sparsenoise"
 )
@@ -276,11 +277,13 @@ func fill(c *msi.Cube, mask []uint8) error {
 	if !slices.ContainsFunc(live, func(k int) bool { return k > 0 }) {
 		return ErrAllMasked
 	}
-	near := make([]float64, 0, 64)
-	for b := range c.Bands {
+	// Every band with live pixels is filled from its own: the bands run
+	// in parallel (strips fill every window of lines of every pass).
+	parallel.Each(c.Bands, func(b int) {
 		if live[b] == 0 {
-			continue
+			return
 		}
+		near := make([]float64, 0, 64)
 		band, bandMask := c.Band(b), mask[b*n:(b+1)*n]
 		want := min(fillMinimum, live[b])
 		for y := range c.Height {
@@ -304,7 +307,7 @@ func fill(c *msi.Cube, mask []uint8) error {
 				band[y*c.Width+x] = sparsenoise.Median(near)
 			}
 		}
-	}
+	})
 	for b := range c.Bands {
 		if live[b] == 0 {
 			copyLive(c, mask, b, nearestBand(b, c.Bands, func(s int) bool { return live[s] > 0 }))

@@ -949,8 +949,11 @@ func columnResiduals(band []float64, mask []uint8, height, width int, exclude []
 func detectOutliers(c *msi.Cube, r *Report) []int {
 	n := c.Height * c.Width
 	residual := make([]float64, len(c.Data))
-	near := make([]float64, 0, 8)
-	for b := range c.Bands {
+	// Every band's residuals, then every band's marks, are its own: the
+	// bands run in parallel (strips run this on every window of lines of
+	// every pass, where it was a tenth of the CPU, serial).
+	parallel.Each(c.Bands, func(b int) {
+		near := make([]float64, 0, 8)
 		band, mask, res := c.Band(b), r.Mask[b*n:(b+1)*n], residual[b*n:(b+1)*n]
 		offsets := r.StripeOffsets[b]
 		value := func(i, x int) float64 {
@@ -992,12 +995,12 @@ func detectOutliers(c *msi.Cube, r *Report) []int {
 				}
 			}
 		}
-	}
+	})
 	found := make([]int, c.Bands)
-	for b := range c.Bands {
+	parallel.Each(c.Bands, func(b int) {
 		limit := outlierZ * r.Sigma[b]
 		if limit == 0 {
-			continue
+			return
 		}
 		res, mask := residual[b*n:(b+1)*n], r.Mask[b*n:(b+1)*n]
 		for i, e := range res {
@@ -1015,7 +1018,7 @@ func detectOutliers(c *msi.Cube, r *Report) []int {
 				found[b]++
 			}
 		}
-	}
+	})
 	return found
 }
 
