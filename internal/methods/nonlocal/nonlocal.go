@@ -225,11 +225,12 @@ type Denoiser struct {
 	// from the whole cube (PrepareStrips); nil learns it from the cube
 	// denoised.
 	pilot denoise.Method
-	// basis, with pilot or when chosen, is the basis of the eigen-images
-	// that every cube Denoise is given is projected on (nil: the bands),
-	// instead of one fitted on that cube: the whole cube's for every strip
-	// (PrepareStrips), the repair's later passes' for every pass of a
-	// repair but the last (its Draft's, PrepareRepair).
+	// basis, unless Denoise chooses one (choosesBasis), is the basis of
+	// the eigen-images that every cube Denoise is given is projected on
+	// (nil: the bands), instead of one fitted on that cube: the whole
+	// cube's for every strip (PrepareStrips), the repair's later passes'
+	// for every pass of a repair but the last (its Draft's, PrepareRepair
+	// and PrepareStrips on the lines of a repair).
 	basis  *subspace.Basis
 	chosen bool
 	// firstPasses, when readied (PrepareRepair, or PrepareStrips on the
