@@ -669,10 +669,16 @@ func nearShare(band []float64, mask []uint8, height, width, y, x int) float64 {
 // region, that have few neighbours near it (see detectStuck), and returns
 // how many it marked; stuck and frequency are stuckValues'.
 func markStuck(band []float64, mask []uint8, height, width int, stuck, frequency []float64) int {
-	// The share of the 5×5 neighbours of every stuck pixel that hold a
-	// value within flatTol of it, and its sum and count per stuck value
-	// (indexed as stuck: a map by value cost as much as the rest).
-	shares := make([]float64, len(band))
+	// The pixels holding a stuck value, each with the share of its 5×5
+	// neighbours that hold a value within flatTol of it, and that share's
+	// sum and count per stuck value (indexed as stuck: a map by value cost
+	// as much as the rest). Listing them once spares the marking a second
+	// search of every pixel among the stuck values.
+	type stuckPixel struct {
+		i, value int
+		share    float64
+	}
+	var pixels []stuckPixel
 	sumShare, count := make([]float64, len(stuck)), make([]int, len(stuck))
 	for y := range height {
 		for x := range width {
@@ -684,28 +690,23 @@ func markStuck(band []float64, mask []uint8, height, width int, stuck, frequency
 			if v < 0 {
 				continue
 			}
-			shares[i] = nearShare(band, mask, height, width, y, x)
-			sumShare[v] += shares[i]
+			share := nearShare(band, mask, height, width, y, x)
+			pixels = append(pixels, stuckPixel{i, v, share})
+			sumShare[v] += share
 			count[v]++
 		}
 	}
 	marked := 0
-	for i := range band {
-		if mask[i] != 0 {
-			continue
-		}
-		v := slices.Index(stuck, band[i])
-		if v < 0 {
-			continue
-		}
+	for _, p := range pixels {
 		// Scattered impulses of value v have about the band's share f of
 		// values near v among their neighbours; a region of the scene
 		// holding v has far more. When v is scattered, every pixel of it
 		// is an impulse; when v is also a region's, only the pixels with
 		// few such neighbours are.
+		v := p.value
 		scattered := sumShare[v]/float64(count[v]) < frequency[v]+scatterMargin
-		if scattered || shares[i] < stuckFlatShare {
-			mask[i] |= Impulse
+		if scattered || p.share < stuckFlatShare {
+			mask[p.i] |= Impulse
 			marked++
 		}
 	}
