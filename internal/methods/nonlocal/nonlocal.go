@@ -40,7 +40,8 @@
 // is denoised the same way, in blocks of 128 lines (blocks.go): the
 // stages' spectral subspaces fitted per block are more local than one
 // fitted on the whole scene, and better, and a run whole then gives what
-// a run in strips of 128 lines gives.
+// a run in strips of 128 lines gives; but a repair's passes on
+// eigen-images run whole, the better way for them.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -250,16 +251,14 @@ func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
 // Denoise returns the estimate of the clean cube for noise of standard
 // deviation sigma > 0 on the [0, 255] scale, and in the Result the rank it
 // chose. A cube taller than blockSplit lines is denoised in line blocks
-// (blocks.go), bit for bit as in strips of blockLines lines. It stops
+// (blocks.go), bit for bit as in strips of blockLines lines, unless it is
+// a repair's pass on eigen-images (repairWhole). It stops
 // with ctx.Err() when ctx is cancelled.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
 	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
-	}
-	if d.inBlocks(noisy.Height) {
-		return d.denoiseBlocks(ctx, noisy, sigma)
 	}
 	// On many bands the chain runs on the eigen-images (eigen.go): noisy
 	// is then their cube, and the bands come back at the end. A strip's
@@ -268,13 +267,17 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	// they were learned on the bands), but for a repair's last pass,
 	// which chooses on its strip; a repair's first pass (Draft of
 	// PrepareRepair or PrepareStrips) on the basis its later passes
-	// choose.
+	// choose. A repair's pass chooses before the blocks are decided
+	// (repairWhole).
 	bands := d.basis
-	if d.choosesBasis() {
+	if d.choosesBasis() && (d.readied || !d.inBlocks(noisy.Height)) {
 		var err error
 		if bands, err = eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages); err != nil {
 			return nil, denoise.Result{}, err
 		}
+	}
+	if d.inBlocks(noisy.Height) && !d.repairWhole(bands) {
+		return d.denoiseBlocks(ctx, noisy, sigma)
 	}
 	full, wavelengths := noisy, noisy.Wavelengths
 	if bands != nil {

@@ -438,9 +438,9 @@ func TestPrepareRepair(t *testing.T) {
 		if threads > 1 {
 			continue
 		}
-		// A whole cube taller than blockSplit runs in blocks, prepared
-		// as strips of its lines: they keep the repair's basis, where
-		// the lines' own block means would keep the bands.
+		// In strips of its lines (PrepareStrips on the Draft) the first
+		// pass keeps the repair's basis, where the lines' own block
+		// means would keep the bands.
 		blocks, _, err := draft.PrepareStrips(context.Background(), tiletest.Lines{Cube: z}, tile.Plan(h, 32, d.StripGeometry(sigma)), sigma)
 		if err != nil {
 			t.Fatal(err)
