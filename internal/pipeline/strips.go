@@ -590,15 +590,11 @@ func (r modelLines) ReadLines(y0, n int) (*msi.Cube, error) {
 // preparation filled (nil on the whitened path and for lines without any
 // data).
 func (r modelLines) read(y0, n int) (*msi.Cube, []uint8, error) {
-	c, err := r.Reader.ReadLines(y0, n)
-	if err != nil {
-		return nil, nil, err
-	}
 	s := r.noise
-	z, mask, err := s.prepare(c)
+	z, mask, err := s.readPrepared(r.Reader, y0, n)
 	if errors.Is(err, repair.ErrAllMasked) {
-		clear(c.Data)
-		return c, nil, nil
+		clear(z.Data)
+		return z, nil, nil
 	} else if err != nil {
 		return nil, nil, err
 	}
@@ -623,6 +619,44 @@ func (r repairLines) ReadFilled(y0, n int) (*msi.Cube, []bool, error) {
 		return z, make([]bool, len(z.Data)), nil
 	}
 	return z, filledVoxels(mask), nil
+}
+
+// readPrepared reads the lines y0..y0+n−1 of in and prepares them
+// (prepare). One line is read with its neighbour below (above, for the
+// cube's last line), prepared with it and cut back: the sparse-noise test
+// needs two lines (sparsenoise.DetectWith), and the windows of the passes
+// over the whole cube can be of one line (the last window of a strip's
+// core, the last of the band means'). With repair.ErrAllMasked it
+// returns the lines as read.
+func (s *stripNoise) readPrepared(in tile.Reader, y0, n int) (*msi.Cube, []uint8, error) {
+	top, lines := y0, n
+	if height, _, _ := in.Size(); n == 1 && height > 1 {
+		top, lines = min(y0, height-2), 2
+	}
+	c, err := in.ReadLines(top, lines)
+	if err != nil {
+		return nil, nil, err
+	}
+	z, mask, err := s.prepare(c)
+	if errors.Is(err, repair.ErrAllMasked) {
+		z, mask = c, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if lines == n {
+		return z, mask, err
+	}
+	off := y0 - top
+	cut := z.Crop(off, 0, 0, n, z.Width, z.Bands)
+	if mask != nil {
+		plane := z.Height * z.Width
+		kept := make([]uint8, 0, n*z.Width*z.Bands)
+		for b := range z.Bands {
+			kept = append(kept, mask[b*plane+off*z.Width:b*plane+(off+n)*z.Width]...)
+		}
+		mask = kept
+	}
+	return cut, mask, err
 }
 
 // prepare returns the lines c as the first pass of a strip's repair has
@@ -678,11 +712,7 @@ func (s *stripNoise) fitPivots(ctx context.Context, in tile.Reader, log report.R
 			return err
 		}
 		n := min(window, height-y0)
-		c, err := in.ReadLines(y0, n)
-		if err != nil {
-			return err
-		}
-		z, _, err := s.prepare(c)
+		z, _, err := s.readPrepared(in, y0, n)
 		if errors.Is(err, repair.ErrAllMasked) {
 			continue
 		} else if err != nil {
