@@ -47,20 +47,20 @@ func (d *Denoiser) inBlocks(height int) bool {
 
 // repairWhole says whether a whole cube taller than blockSplit is
 // denoised whole rather than in blocks because it is a pass of a repair
-// (denoise.RepairPreparer: the Draft of PrepareRepair's Denoiser, or
-// that Denoiser itself, the last pass) on the eigen-images of basis (nil: the
+// (denoise.RepairPreparer: the Draft of PrepareRepair's Denoiser, or that
+// Denoiser itself, the last pass) on the eigen-images of basis (nil: the
 // bands).
 //
 // Why: on many bands the repair's passes lose in blocks what the blocks
-// gain elsewhere. A flightline-shaped cube (balloons resampled to 224
-// bands, 1024 lines × 256 samples, QRNN3D's case 5) ended 0.79 dB higher
-// with both passes whole than in blocks of 128 lines, 0.76 with the last
-// pass alone whole, 0.31 with the first; strips of 128, 256, 512 and
-// 1024 lines of it gave 48.21, 48.82, 49.05 and 49.05 dB, and 128 and
-// 256 lines of chart_and_stuffed_toy so shaped 43.16 and 43.95. With
-// i.i.d. Gaussian noise on the same 224 bands the blocks stay ahead
-// (strips of 128 lines 0.15 dB above one strip of the whole cube), as on
-// 31 bands with case 5 (128 lines 0.19 dB above 256; docs/results.md).
+// gain elsewhere. With QRNN3D's case 5 on 224 bands, whole runs in
+// blocks of 128 lines and whole ended 48.26 and 49.05 dB on balloons and
+// 44.36 and 45.22 on chart_and_stuffed_toy, each cut to 1024 lines × 256
+// samples, and 48.77 and 49.08 on the full balloons scene, at the same
+// CPU or less; on balloons the last pass alone whole gained 0.76 dB, the
+// first alone 0.31. With i.i.d. Gaussian noise on the same 224 bands the
+// blocks stay ahead (strips of 128 lines 0.15 dB above one strip of the
+// whole cube), as on 31 bands with case 5 (strips of 128 lines 0.19 dB
+// above 256; docs/results.md).
 func (d *Denoiser) repairWhole(basis *subspace.Basis) bool {
 	return basis != nil && (d.chosen || d.readied)
 }
