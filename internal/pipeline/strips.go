@@ -647,16 +647,10 @@ func (s *stripNoise) readPrepared(in tile.Reader, y0, n int) (*msi.Cube, []uint8
 		return z, mask, err
 	}
 	off := y0 - top
-	cut := z.Crop(off, 0, 0, n, z.Width, z.Bands)
 	if mask != nil {
-		plane := z.Height * z.Width
-		kept := make([]uint8, 0, n*z.Width*z.Bands)
-		for b := range z.Bands {
-			kept = append(kept, mask[b*plane+off*z.Width:b*plane+(off+n)*z.Width]...)
-		}
-		mask = kept
+		mask = sparsenoise.CropMask(mask, z, off, n)
 	}
-	return cut, mask, err
+	return z.Crop(off, 0, 0, n, z.Width, z.Bands), mask, err
 }
 
 // prepare returns the lines c as the first pass of a strip's repair has

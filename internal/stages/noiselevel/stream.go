@@ -7,6 +7,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/parallel"
+	"tdsc/internal/stages/sparsenoise"
 )
 
 // StreamWindows bounds the window statistics a Stream keeps, over all
@@ -117,7 +118,7 @@ func (s *Stream) Add(c *msi.Cube, mask []uint8) {
 	if rest := c.Height - whole; rest > 0 {
 		s.pending = c.Crop(whole, 0, 0, rest, c.Width, c.Bands)
 		if mask != nil {
-			s.pendingMask = cropMask(mask, c, whole, rest)
+			s.pendingMask = sparsenoise.CropMask(mask, c, whole, rest)
 		}
 	}
 	if whole == 0 {
@@ -125,7 +126,7 @@ func (s *Stream) Add(c *msi.Cube, mask []uint8) {
 	}
 	if whole < c.Height {
 		if mask != nil {
-			mask = cropMask(mask, c, 0, whole)
+			mask = sparsenoise.CropMask(mask, c, 0, whole)
 		}
 		c = c.Crop(0, 0, 0, whole, c.Width, c.Bands)
 	}
@@ -216,15 +217,4 @@ func joinLines(top *msi.Cube, topMask []uint8, bottom *msi.Cube, bottomMask []ui
 		}
 	}
 	return c, mask
-}
-
-// cropMask returns the entries of mask, of the voxels of c, of its lines
-// y0 to y0+n−1.
-func cropMask(mask []uint8, c *msi.Cube, y0, n int) []uint8 {
-	out := make([]uint8, 0, n*c.Width*c.Bands)
-	plane := c.Height * c.Width
-	for b := range c.Bands {
-		out = append(out, mask[b*plane+y0*c.Width:b*plane+(y0+n)*c.Width]...)
-	}
-	return out
 }

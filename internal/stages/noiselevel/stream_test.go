@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tdsc/internal/msi"
+	"tdsc/internal/stages/sparsenoise"
 )
 
 // streamed gives the lines of noisy to a Stream keeping at most limit
@@ -21,7 +22,7 @@ func streamed(noisy *msi.Cube, mask []uint8, limit int, lines ...int) *Stream {
 		c := noisy.Crop(y0, 0, 0, n, noisy.Width, noisy.Bands)
 		var m []uint8
 		if mask != nil {
-			m = cropMask(mask, noisy, y0, n)
+			m = sparsenoise.CropMask(mask, noisy, y0, n)
 		}
 		s.Add(c, m)
 		y0 += n

@@ -233,6 +233,18 @@ func plural(n int) string {
 	return "s"
 }
 
+// CropMask returns the entries of mask, one per voxel of c in c's order
+// (a Report's Mask), of c's lines y0 to y0+n−1, in the same order. It
+// panics if those lines are not all in c.
+func CropMask(mask []uint8, c *msi.Cube, y0, n int) []uint8 {
+	out := make([]uint8, 0, n*c.Width*c.Bands)
+	plane := c.Height * c.Width
+	for b := range c.Bands {
+		out = append(out, mask[b*plane+y0*c.Width:b*plane+(y0+n)*c.Width]...)
+	}
+	return out
+}
+
 // Detect finds the sparse noise of c and the σ of its Gaussian noise, band
 // by band, with the methods of detectDead, detectStuck, estimateSigma,
 // detectStripes and detectOutliers, in that order (see the package
