@@ -6,7 +6,6 @@ import (
 	"tdsc/internal/denoise"
 	"tdsc/internal/msi"
 	"tdsc/internal/report"
-	"tdsc/internal/stages/subspace"
 	"tdsc/internal/tile"
 )
 
@@ -29,6 +28,14 @@ import (
 // halo costs its share of time: 608 lines denoised for the 512 of a full
 // CAVE scene.
 //
+// A repair's passes on eigen-images run in blocks too, their low-rank
+// rounds in the spectra fitted on the whole cube (roundSpectra): with
+// each block's own (bandPilot's on 160 lines) the blocks had cost them
+// 0.3–0.8 dB against one run on the whole cube, on cubes of 224 bands
+// with QRNN3D's case 5; with the whole cube's spectra the blocks are
+// ahead of that run again (docs/results.md, "The rounds of a repair's
+// passes in the whole cube's spectra").
+//
 // Cubes of at most blockSplit lines (every crop of docs/results.md) are
 // denoised whole, as before: their one or two blocks would be a cube cut
 // in two, not a local model.
@@ -43,26 +50,6 @@ const (
 // BenchmarkStages: the chain of the whole cube, stage by stage).
 func (d *Denoiser) inBlocks(height int) bool {
 	return d.pilot == nil && d.afterStage == nil && height > blockSplit
-}
-
-// repairWhole says whether a whole cube taller than blockSplit is
-// denoised whole rather than in blocks because it is a pass of a repair
-// (denoise.RepairPreparer: the Draft of PrepareRepair's Denoiser, or that
-// Denoiser itself, the last pass) on the eigen-images of basis (nil: the
-// bands).
-//
-// Why: on many bands the repair's passes lose in blocks what the blocks
-// gain elsewhere. With QRNN3D's case 5 on 224 bands, whole runs in
-// blocks of 128 lines and whole ended 48.26 and 49.05 dB on balloons and
-// 44.36 and 45.22 on chart_and_stuffed_toy, each cut to 1024 lines × 256
-// samples, and 48.77 and 49.08 on the full balloons scene, at the same
-// CPU or less; on balloons the last pass alone whole gained 0.76 dB, the
-// first alone 0.31. With i.i.d. Gaussian noise on the same 224 bands the
-// blocks stay ahead (strips of 128 lines 0.15 dB above one strip of the
-// whole cube), as on 31 bands with case 5 (strips of 128 lines 0.19 dB
-// above 256; docs/results.md).
-func (d *Denoiser) repairWhole(basis *subspace.Basis) bool {
-	return basis != nil && (d.chosen || d.readied)
 }
 
 // denoiseBlocks denoises noisy with noise σ in line blocks (blockLines):

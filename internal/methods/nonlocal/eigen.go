@@ -199,10 +199,10 @@ func leadingEigenImages(full *subspace.Basis, eigenvalues []float64, blocks int,
 // When r is a denoise.RepairLines, the moments are those of the repair's
 // later passes instead (laterMoments). It reports the lines read on log
 // and stops with ctx.Err() between windows when ctx is cancelled.
-func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, error) {
+func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, *mat.Dense, error) {
 	h, w, b := r.Size()
 	if !mayUseEigenImages(h, w, b, least, force) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if lines < eigenBlock || lines%eigenBlock != 0 {
 		panic(fmt.Sprintf("nonlocal: windows of %d lines are not a multiple of the %d of a block", lines, eigenBlock))
@@ -215,7 +215,7 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	var later *laterMoments
 	for y0 := 0; y0 < h; y0 += lines {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var c *msi.Cube
 		var filled []bool
@@ -226,7 +226,7 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 			c, err = r.ReadLines(y0, min(lines, h-y0))
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for band := range b {
 			for _, v := range c.Band(band) {
@@ -255,9 +255,9 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 	}
 	full, err := subspace.FitMoment(blocks.SecondMoment(mean), mean, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return leadingEigenImages(full, full.Eigenvalues, blocks.N, sigma, least, force), nil
+	return leadingEigenImages(full, full.Eigenvalues, blocks.N, sigma, least, force), nil, nil
 }
 
 // repairBasis returns the basis of the eigen-images of the repair's passes
@@ -265,11 +265,12 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 // filled marking the voxels that pass filled, with the noise sigma and the
 // least dimension and override of eigenBasis: what streamedEigenBasis
 // returns for y's lines as a denoise.RepairLines (laterMoments), from the
-// whole cube at once. The sums are the same, in another order: the basis
-// agrees with the streamed one to rounding.
-func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*subspace.Basis, error) {
+// whole cube at once, and the spectra of the repair's low-rank rounds
+// (roundSpectra). The sums are the same, in another order: both agree
+// with the streamed ones to rounding.
+func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*subspace.Basis, *mat.Dense, error) {
 	if !mayUseEigenImages(y.Height, y.Width, y.Bands, least, force) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var later *laterMoments
 	return later.add(y, filled).basis(subspace.MeanSpectrum(y), sigma, least, force)
@@ -330,17 +331,18 @@ func (m *laterMoments) add(c *msi.Cube, filled []bool) *laterMoments {
 // voxels leave taken off its diagonal (repairCovariance), k counted on
 // the same moment with every band's noise brought to that of whole
 // blocks (repairCount).
-func (m *laterMoments) basis(mean []float64, sigma float64, least, force int) (*subspace.Basis, error) {
+func (m *laterMoments) basis(mean []float64, sigma float64, least, force int) (*subspace.Basis, *mat.Dense, error) {
 	cov := columnCentred(m.blocks.SecondMoment(mean), m.columns, mean, m.blocks.N)
 	counted, err := repairCount(cov, m.inverse, m.blocks.N)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	full, err := subspace.FitMoment(repairCovariance(cov, m.inverse, m.blocks.N, sigma), mean, len(mean))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return leadingEigenImages(full, counted, m.blocks.N, sigma, least, force), nil
+	spectra := roundSpectra(full, m.blocks.N, max(eigenImagesMin, least), sigma)
+	return leadingEigenImages(full, counted, m.blocks.N, sigma, least, force), spectra, nil
 }
 
 // columnCentred returns cov, the second moment about mean of n block
@@ -587,16 +589,7 @@ func pilotCoordinates(mu, m []float64, spectra, images *mat.Dense, height, width
 	for b := range bands {
 		span.Set(b, r, m[b]-mu[b])
 	}
-	var qr mat.QR
-	qr.Factorize(span)
-	var f mat.Dense
-	qr.QTo(&f)
-	basis := &subspace.Basis{Bands: bands, K: r + 1, Mean: mu, E: make([]float64, bands*(r+1))}
-	for b := range bands {
-		for i := range r + 1 {
-			basis.E[b*(r+1)+i] = f.At(b, i)
-		}
-	}
+	basis := spanBasis(mu, span)
 	// The coordinates QUᵀF + (m − μ)ᵀF of every pixel.
 	fb := mat.NewDense(bands, r+1, basis.E)
 	x := msi.NewCube(height, width, r+1)
@@ -615,6 +608,95 @@ func pilotCoordinates(mu, m []float64, spectra, images *mat.Dense, height, width
 		}
 	}
 	return basis, x, nil
+}
+
+// spanBasis returns the basis of mean mu whose directions are an
+// orthonormal basis of the span of the columns of span (bands×n, of rank
+// n), by its QR factorisation.
+func spanBasis(mu []float64, span *mat.Dense) *subspace.Basis {
+	bands, n := span.Dims()
+	var qr mat.QR
+	qr.Factorize(span)
+	var f mat.Dense
+	qr.QTo(&f)
+	basis := &subspace.Basis{Bands: bands, K: n, Mean: mu, E: make([]float64, bands*n)}
+	for b := range bands {
+		for i := range n {
+			basis.E[b*n+i] = f.At(b, i)
+		}
+	}
+	return basis
+}
+
+// roundSpectra returns the spectral directions that the low-rank rounds
+// of a repair's passes on eigen-images work in (withinSpectra), as the
+// columns of a bands×m matrix: the leading m directions of full, the
+// basis of all the directions of the repair's block means (n of them,
+// laterMoments), each smoothed as bandPilot smooths the principal
+// spectra of its estimate (smoothSpectrum), the noise of a direction of
+// eigenvalue λ fitted on n block means of noise σ/eigenBlock being
+// (σ/eigenBlock)²/(nλ) in every DCT coefficient. Directions of an
+// eigenvalue not above zero are left out; nil if none is left.
+//
+// Why: bandPilot fits the spectra of the rounds' pilot on the cube it is
+// given, and on a strip or a block of 128 lines that fit has the noise of
+// an eighth of the pixels of a 1024-line cube. On that flightline-shaped
+// cube of 224 bands with QRNN3D's case 5 the rounds of every strip of
+// 128 lines in the span of the whole run's bandPilot spectra ended 1.5
+// dB higher than on their own, and in the span of these directions of
+// the whole cube's block means 1.3 dB higher (docs/results.md).
+func roundSpectra(full *subspace.Basis, n, m int, sigma float64) *mat.Dense {
+	bands := full.Bands
+	m = min(m, full.K)
+	for m > 0 && full.Eigenvalues[m-1] <= 0 {
+		m--
+	}
+	if m == 0 {
+		return nil
+	}
+	dct := groupwiener.DCTMatrix(bands)
+	spectra := mat.NewDense(bands, m, nil)
+	column := make([]float64, bands)
+	for i := range m {
+		for b := range bands {
+			column[b] = full.E[b*full.K+i]
+		}
+		smoothSpectrum(column, dct, spectrumZ*sigma/eigenBlock/math.Sqrt(float64(n)*full.Eigenvalues[i]))
+		spectra.SetCol(i, column)
+	}
+	return spectra
+}
+
+// withinSpectra returns the pilot x, coordinates on the basis on (the
+// pilot of bandPilot), as its coordinates on a basis of the span of
+// spectra (roundSpectra) and of the pilot's mean less on's mean: the
+// pilot projected on that span, its mean kept. A smoothed direction that
+// is zero (every coefficient under its noise) is left out.
+func withinSpectra(on *subspace.Basis, x *msi.Cube, spectra *mat.Dense) (*subspace.Basis, *msi.Cube) {
+	bands, _ := spectra.Dims()
+	var kept []int
+	for i := range spectra.RawMatrix().Cols {
+		if mat.Norm(spectra.ColView(i), 2) > 0 {
+			kept = append(kept, i)
+		}
+	}
+	span := mat.NewDense(bands, len(kept)+1, nil)
+	for j, i := range kept {
+		span.SetCol(j, mat.Col(nil, i, spectra))
+	}
+	// The pilot's mean less μ: E·x̄, x̄ the mean of its coordinates.
+	old := mat.NewDense(bands, on.K, on.E)
+	var offset mat.VecDense
+	offset.MulVec(old, mat.NewVecDense(on.K, subspace.MeanSpectrum(x)))
+	span.SetCol(len(kept), offset.RawVector().Data)
+	basis := spanBasis(on.Mean, span)
+	// The new coordinates Fᵀ(p − μ) = FᵀE·x of every pixel's p = μ + E·x.
+	var change mat.Dense
+	change.Mul(mat.NewDense(bands, basis.K, basis.E).T(), old)
+	n := x.Height * x.Width
+	out := msi.NewCube(x.Height, x.Width, basis.K)
+	mat.NewDense(basis.K, n, out.Data).Mul(&change, mat.NewDense(on.K, n, x.Data))
+	return basis, out
 }
 
 // spectrumZ is how many standard deviations of its noise a DCT coefficient

@@ -377,3 +377,140 @@ func eye(n int) *mat.Dense {
 	}
 	return m
 }
+
+// TestRoundSpectra: every direction of the repair's block means is kept
+// with the DCT coefficients above 3(σ/4)/√(nλ), λ its eigenvalue over n
+// block means, the others removed; directions of eigenvalue not above
+// zero are left out, and none left gives nil.
+func TestRoundSpectra(t *testing.T) {
+	const bands, k, n, sigma = 24, 5, 100, 8.0
+	rng := rand.New(rand.NewPCG(3, 8))
+	dct := groupwiener.DCTMatrix(bands)
+	eigenvalues := []float64{4, 2, 1, 0.5, 0}
+	full := &subspace.Basis{Bands: bands, K: k, E: make([]float64, bands*k), Eigenvalues: eigenvalues}
+	want := mat.NewDense(bands, k, nil)
+	for i := range k {
+		threshold := 3 * sigma / 4 / math.Sqrt(n*max(eigenvalues[i], 1e-3))
+		for c := range bands {
+			coef := threshold * 0.9 * (2*rng.Float64() - 1) // removed
+			kept := c%4 == i%4
+			if kept {
+				coef = math.Copysign(threshold*(1.1+rng.Float64()), coef)
+			}
+			for b := range bands {
+				full.E[b*k+i] += coef * dct[c*bands+b]
+				if kept {
+					want.Set(b, i, want.At(b, i)+coef*dct[c*bands+b])
+				}
+			}
+		}
+	}
+	got := roundSpectra(full, n, 8, sigma) // more asked than there are
+	if r, c := got.Dims(); r != bands || c != k-1 {
+		t.Fatalf("spectra %d×%d, want %d×%d: the direction of eigenvalue 0 left out", r, c, bands, k-1)
+	}
+	if !mat.EqualApprox(got, want.Slice(0, bands, 0, k-1), 1e-12) {
+		t.Errorf("spectra\n%v\nwant\n%v", mat.Formatted(got), mat.Formatted(want.Slice(0, bands, 0, k-1)))
+	}
+	if got := roundSpectra(full, n, 2, sigma); !mat.EqualApprox(got, want.Slice(0, bands, 0, 2), 1e-12) {
+		t.Error("the two leading spectra are not the first two of all")
+	}
+	full.Eigenvalues = []float64{0, -1, -1, -1, -1}
+	if got := roundSpectra(full, n, k, sigma); got != nil {
+		t.Errorf("no eigenvalue above zero: spectra %v, want nil", got)
+	}
+}
+
+// TestWithinSpectra: the pilot's coordinates on its new basis are its
+// projection, on the bands, on the span of the spectra (a zero column
+// left out) and of its mean less μ, found here by least squares; the
+// basis is orthonormal, with the old one's mean, and the pilot's mean is
+// kept.
+func TestWithinSpectra(t *testing.T) {
+	const h, w, bands, k = 5, 4, 30, 6
+	rng := rand.New(rand.NewPCG(4, 1))
+	orth := cubetest.Orthonormal(rng, bands, k)
+	on := &subspace.Basis{Bands: bands, K: k, Mean: make([]float64, bands), E: make([]float64, bands*k)}
+	for b := range bands {
+		on.Mean[b] = 100 * rng.Float64()
+		for i := range k {
+			on.E[b*k+i] = orth.At(b, i)
+		}
+	}
+	x := msi.NewCube(h, w, k)
+	for i := range x.Data {
+		x.Data[i] = 10*rng.NormFloat64() + 3
+	}
+	spectra := mat.NewDense(bands, 4, nil)
+	for b := range bands {
+		for i := range 3 { // column 3 stays zero
+			spectra.Set(b, i, rng.NormFloat64())
+		}
+	}
+	f, got := withinSpectra(on, x, spectra)
+	if f.K != 4 || got.Bands != 4 || !slices.Equal(f.Mean, on.Mean) {
+		t.Fatalf("basis of %d directions, coordinates of %d, mean %v; want 4, 4 and the old mean", f.K, got.Bands, f.Mean)
+	}
+	fb := mat.NewDense(bands, f.K, f.E)
+	var gram mat.Dense
+	gram.Mul(fb.T(), fb)
+	if !mat.EqualApprox(&gram, eye(f.K), 1e-12) {
+		t.Fatalf("FᵀF = %v, want I", mat.Formatted(&gram))
+	}
+	// The oracle: A = [the three spectra, the pilot's mean less μ], the
+	// projection A·(AᵀA)⁻¹Aᵀ(p − μ) of every pixel's p on the bands.
+	pilot := on.Reconstruct(x)
+	pilotMean := subspace.MeanSpectrum(pilot)
+	a := mat.NewDense(bands, 4, nil)
+	a.Slice(0, bands, 0, 3).(*mat.Dense).Copy(spectra.Slice(0, bands, 0, 3))
+	for b := range bands {
+		a.Set(b, 3, pilotMean[b]-on.Mean[b])
+	}
+	n := h * w
+	centred := mat.NewDense(bands, n, nil)
+	for b := range bands {
+		for p, v := range pilot.Band(b) {
+			centred.Set(b, p, v-on.Mean[b])
+		}
+	}
+	var coef, projected mat.Dense
+	if err := coef.Solve(a, centred); err != nil { // least squares
+		t.Fatal(err)
+	}
+	projected.Mul(a, &coef)
+	back := f.Reconstruct(got)
+	for b := range bands {
+		for p, v := range back.Band(b) {
+			if want := projected.At(b, p) + on.Mean[b]; math.Abs(v-want) > 1e-9*(1+math.Abs(want)) {
+				t.Fatalf("band %d, pixel %d: %v, want %v", b, p, v, want)
+			}
+		}
+	}
+	for b, m := range subspace.MeanSpectrum(back) {
+		if math.Abs(m-pilotMean[b]) > 1e-9*(1+math.Abs(m)) {
+			t.Fatalf("band %d: mean %v, the pilot's %v", b, m, pilotMean[b])
+		}
+	}
+}
+
+// sameColumnsUpToSign reports whether every column of a equals b's, or
+// its negative, within tol (eigenvectors fitted on sums taken in another
+// order may come out of the opposite sign).
+func sameColumnsUpToSign(a, b *mat.Dense, tol float64) bool {
+	ra, ca := a.Dims()
+	rb, cb := b.Dims()
+	if ra != rb || ca != cb {
+		return false
+	}
+	for j := range ca {
+		same, opposite := true, true
+		for i := range ra {
+			same = same && math.Abs(a.At(i, j)-b.At(i, j)) <= tol
+			opposite = opposite && math.Abs(a.At(i, j)+b.At(i, j)) <= tol
+		}
+		if !same && !opposite {
+			return false
+		}
+	}
+	return true
+}

@@ -40,8 +40,9 @@
 // is denoised the same way, in blocks of 128 lines (blocks.go): the
 // stages' spectral subspaces fitted per block are more local than one
 // fitted on the whole scene, and better, and a run whole then gives what
-// a run in strips of 128 lines gives; but a repair's passes on
-// eigen-images run whole, the better way for them.
+// a run in strips of 128 lines gives. The low-rank rounds of a repair's
+// passes on eigen-images work, in every block and strip, in spectra
+// fitted on the whole cube (roundSpectra).
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -51,6 +52,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"tdsc/internal/denoise"
 	"tdsc/internal/methods/twodsc"
@@ -239,6 +242,12 @@ type Denoiser struct {
 	// bands).
 	firstPasses *subspace.Basis
 	readied     bool
+	// spectra, if not nil, are the spectral directions, fitted on the
+	// whole cube, that the low-rank rounds of a repair's passes on
+	// eigen-images work in (roundSpectra, withinSpectra), in blocks and
+	// in strips alike: PrepareRepair's and PrepareStrips' on
+	// denoise.RepairLines, kept by their Draft and their blocks.
+	spectra *mat.Dense
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -251,14 +260,16 @@ func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
 // Denoise returns the estimate of the clean cube for noise of standard
 // deviation sigma > 0 on the [0, 255] scale, and in the Result the rank it
 // chose. A cube taller than blockSplit lines is denoised in line blocks
-// (blocks.go), bit for bit as in strips of blockLines lines, unless it is
-// a repair's pass on eigen-images (repairWhole). It stops
+// (blocks.go), bit for bit as in strips of blockLines lines. It stops
 // with ctx.Err() when ctx is cancelled.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {
 	log := report.OrDiscard(d.Report)
 	o := d.Options.Resolve(sigma)
 	if err := o.Validate(noisy.Height, noisy.Width, noisy.Bands); err != nil {
 		return nil, denoise.Result{}, err
+	}
+	if d.inBlocks(noisy.Height) {
+		return d.denoiseBlocks(ctx, noisy, sigma)
 	}
 	// On many bands the chain runs on the eigen-images (eigen.go): noisy
 	// is then their cube, and the bands come back at the end. A strip's
@@ -267,17 +278,13 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	// they were learned on the bands), but for a repair's last pass,
 	// which chooses on its strip; a repair's first pass (Draft of
 	// PrepareRepair or PrepareStrips) on the basis its later passes
-	// choose. A repair's pass chooses before the blocks are decided
-	// (repairWhole).
+	// choose.
 	bands := d.basis
-	if d.choosesBasis() && (d.readied || !d.inBlocks(noisy.Height)) {
+	if d.choosesBasis() {
 		var err error
 		if bands, err = eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages); err != nil {
 			return nil, denoise.Result{}, err
 		}
-	}
-	if d.inBlocks(noisy.Height) && !d.repairWhole(bands) {
-		return d.denoiseBlocks(ctx, noisy, sigma)
 	}
 	full, wavelengths := noisy, noisy.Wavelengths
 	if bands != nil {
@@ -344,6 +351,9 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		// are not confined to E (bandPilot), and work on its coordinates.
 		if on, x, err = bandPilot(full, bands, x, sigma); err != nil {
 			return nil, denoise.Result{}, err
+		}
+		if d.spectra != nil {
+			on, x = withinSpectra(on, x, d.spectra)
 		}
 		noisy = on.Project(full)
 	}
@@ -421,7 +431,8 @@ func (d *Denoiser) Draft() denoise.Method {
 	if d.readied {
 		basis, chosen = d.firstPasses, true
 	}
-	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, basis: basis, chosen: chosen, signalDirections: d.signalDirections, counted: d.counted, eigenImages: d.eigenImages}
+	return &Denoiser{Options: o, Report: d.Report, pilot: d.pilot, basis: basis, chosen: chosen, signalDirections: d.signalDirections, counted: d.counted,
+		eigenImages: d.eigenImages, spectra: d.spectra}
 }
 
 // WithSignalDirections returns d choosing the rank of its low-rank rounds
@@ -462,7 +473,7 @@ func (d *Denoiser) PrepareRepair(first *msi.Cube, filled []bool, sigma float64) 
 	if d.chosen || !mayUseEigenImages(first.Height, first.Width, first.Bands, least, d.eigenImages) {
 		return d, nil
 	}
-	basis, err := repairBasis(first, filled, sigma, least, d.eigenImages)
+	basis, spectra, err := repairBasis(first, filled, sigma, least, d.eigenImages)
 	if err != nil {
 		return nil, err
 	}
@@ -473,6 +484,6 @@ func (d *Denoiser) PrepareRepair(first *msi.Cube, filled []bool, sigma float64) 
 		log.Logf("the repair's first pass works on %d eigen-images of the %d bands (fitted on the voxels it does not fill, each column of blocks' mean taken off)", basis.K, first.Bands)
 	}
 	c := *d
-	c.firstPasses, c.readied = basis, true
+	c.firstPasses, c.readied, c.spectra = basis, true, spectra
 	return &c, nil
 }

@@ -202,7 +202,7 @@ func TestStreamedRepairBasis(t *testing.T) {
 		t.Fatalf("the repaired lines' own block means: eigen-images %v, error %v; want the bands", plain != nil, err)
 	}
 	for _, lines := range []int{8, 20, h} {
-		got, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, lines, sigma, 0, 0, report.Discard)
+		got, _, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, lines, sigma, 0, 0, report.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func TestStreamedRepairBasis(t *testing.T) {
 			t.Errorf("windows of %d lines: the projector on E's leading %d directions is %.3f from the cube's without impulses", lines, signal, d)
 		}
 	}
-	got, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: noisy}, make([]bool, len(noisy.Data))}, 20, sigma, 0, 0, report.Discard)
+	got, _, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: noisy}, make([]bool, len(noisy.Data))}, 20, sigma, 0, 0, report.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,11 +319,14 @@ func TestPrepareStripsRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	prepared := m.(*Denoiser)
-	want, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
+	want, spectra, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	draft := prepared.Draft().(*Denoiser)
+	if spectra == nil || prepared.spectra == nil || !mat.Equal(prepared.spectra, spectra) || draft.spectra != prepared.spectra {
+		t.Fatal("the passes do not work in the spectra of the repair's rounds streamed from the whole cube")
+	}
 	checkPreparedEigenImages(t, draft, lines, strips, sigma, want.K)
 	_, res := denoiseInStrips(t, draft, z, strips, sigma)
 	if !slices.Contains(res.Settings, denoise.Param{Name: "eigen-images", Value: strconv.Itoa(want.K)}) {
@@ -374,13 +377,16 @@ func projectorDistance(a, b *subspace.Basis) float64 {
 func TestRepairBasis(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
-	want, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, 20, sigma, 0, 0, report.Discard)
-	if err != nil || want == nil {
-		t.Fatalf("streamed: eigen-images %v, error %v; want eigen-images", want != nil, err)
+	want, wantSpectra, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, 20, sigma, 0, 0, report.Discard)
+	if err != nil || want == nil || wantSpectra == nil {
+		t.Fatalf("streamed: eigen-images %v, spectra %v, error %v; want both", want != nil, wantSpectra != nil, err)
 	}
-	got, err := repairBasis(z, filled, sigma, 0, 0)
+	got, spectra, err := repairBasis(z, filled, sigma, 0, 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if spectra == nil || !sameColumnsUpToSign(spectra, wantSpectra, 1e-6) {
+		t.Errorf("the spectra of the rounds from the whole cube are not the streamed ones")
 	}
 	if got == nil || got.K != want.K {
 		t.Fatalf("whole cube: basis %v, want %d eigen-images", got, want.K)
@@ -394,7 +400,7 @@ func TestRepairBasis(t *testing.T) {
 		t.Errorf("the projectors on the whole cube's and the streamed E are %.3g apart", d)
 	}
 	few, fewFilled := impulseRepaired(t, rng, noise.Add(nil, manyBandCube(rng, h, w, 31, 3), sigma, 3), 0.7)
-	if got, err := repairBasis(few, fewFilled, sigma, 0, 0); err != nil || got != nil {
+	if got, _, err := repairBasis(few, fewFilled, sigma, 0, 0); err != nil || got != nil {
 		t.Errorf("31 bands: eigen-images %v, error %v; want the bands", got != nil, err)
 	}
 }
@@ -408,9 +414,9 @@ func TestRepairBasis(t *testing.T) {
 func TestPrepareRepair(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
-	want, err := repairBasis(z, filled, sigma, 0, 0)
-	if err != nil || want == nil {
-		t.Fatalf("eigen-images %v, error %v; want eigen-images", want != nil, err)
+	want, spectra, err := repairBasis(z, filled, sigma, 0, 0)
+	if err != nil || want == nil || spectra == nil {
+		t.Fatalf("eigen-images %v, spectra %v, error %v; want both", want != nil, spectra != nil, err)
 	}
 	var outs []*msi.Cube
 	for _, threads := range []int{1, 2} {
@@ -427,6 +433,9 @@ func TestPrepareRepair(t *testing.T) {
 		if prepared.chosen {
 			t.Error("the last pass does not choose on its own cube")
 		}
+		if prepared.spectra == nil || !mat.Equal(prepared.spectra, spectra) || draft.spectra != prepared.spectra {
+			t.Error("the passes do not work in the spectra of the repair's rounds")
+		}
 		out, res, err := draft.Denoise(context.Background(), z, sigma)
 		if err != nil {
 			t.Fatal(err)
@@ -438,15 +447,24 @@ func TestPrepareRepair(t *testing.T) {
 		if threads > 1 {
 			continue
 		}
-		// In strips of its lines (PrepareStrips on the Draft) the first
-		// pass keeps the repair's basis, where the lines' own block
-		// means would keep the bands.
+		// A whole cube taller than blockSplit runs in blocks, prepared
+		// as strips of its lines: they keep the repair's basis, where
+		// the lines' own block means would keep the bands.
 		blocks, _, err := draft.PrepareStrips(context.Background(), tiletest.Lines{Cube: z}, tile.Plan(h, 32, d.StripGeometry(sigma)), sigma)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := blocks.(*Denoiser).basis; got != draft.basis {
 			t.Errorf("the first pass's blocks' basis %v, want the repair's", got)
+		}
+		// The last pass's blocks choose their basis from the lines, and
+		// keep the repair's spectra for their rounds.
+		last, _, err := prepared.PrepareStrips(context.Background(), tiletest.Lines{Cube: z}, tile.Plan(h, 32, d.StripGeometry(sigma)), sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last.(*Denoiser).spectra != prepared.spectra || blocks.(*Denoiser).spectra != prepared.spectra {
+			t.Error("the passes' blocks do not keep the spectra of the repair's rounds")
 		}
 	}
 	if !slices.Equal(outs[0].Data, outs[1].Data) {

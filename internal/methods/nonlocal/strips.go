@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
 	"tdsc/internal/denoise"
 	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/msi"
@@ -87,6 +89,10 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // at the same CPU (docs/results.md). The strips' last passes then differ
 // in their eigen-images, as the stages after the pilot differ in their
 // subspaces.
+// The low-rank rounds of every pass of a repair on eigen-images work in
+// spectra fitted on the whole cube too (roundSpectra, from the same
+// statistics as the first pass's basis): bandPilot's fit on a strip
+// has the noise of its fewer pixels (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
@@ -100,11 +106,17 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		return nil, denoise.Result{}, err
 	}
 	log := report.OrDiscard(d.Report)
-	basis := d.basis
-	if !d.chosen { // else a repair's first pass in blocks: its basis is kept (PrepareRepair)
+	// A repair's pass in blocks keeps the repair's spectra (PrepareRepair),
+	// its first pass its basis too.
+	basis, spectra := d.basis, d.spectra
+	if !d.chosen {
 		var err error
-		if basis, err = streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log); err != nil {
+		var streamed *mat.Dense
+		if basis, streamed, err = streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log); err != nil {
 			return nil, denoise.Result{}, err
+		}
+		if streamed != nil {
+			spectra = streamed
 		}
 	}
 	_, repairing := r.(denoise.RepairLines)
@@ -126,7 +138,7 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		return nil, denoise.Result{}, err
 	}
 	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
-		signalDirections: d.signalDirections, counted: d.counted}
+		signalDirections: d.signalDirections, counted: d.counted, spectra: spectra}
 	if repairing {
 		// The passes before the last work on basis (Draft); the last
 		// chooses on its strip (choosesBasis).

@@ -170,9 +170,12 @@ func TestStreamedEigenBasis(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, lines := range []int{4, 12, tc.h + 4 - tc.h%4} {
-			got, err := streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, lines, tc.sigma, tc.least, tc.force, report.Discard)
+			got, spectra, err := streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, lines, tc.sigma, tc.least, tc.force, report.Discard)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if spectra != nil {
+				t.Fatalf("%+v, windows of %d lines: the spectra of a repair's rounds from lines not a repair's", tc, lines)
 			}
 			if (got == nil) != (want == nil) {
 				t.Fatalf("%+v, windows of %d lines: eigen-images %v, the whole cube's %v", tc, lines, got != nil, want != nil)
@@ -400,59 +403,6 @@ func TestDenoiseInBlocks(t *testing.T) {
 	}
 	if !slices.Equal(got.Data, want.Data) {
 		t.Errorf("a cube of %d lines is not denoised whole", blockSplit)
-	}
-}
-
-// TestRepairPassesWhole: a whole cube taller than blockSplit lines is
-// denoised whole, as by the chain observed stage by stage (which never
-// runs in blocks), by both passes of a repair on eigen-images (the Draft
-// of PrepareRepair's Denoiser, and that Denoiser), and in blocks on
-// the same eigen-images outside a repair (repairWhole).
-func TestRepairPassesWhole(t *testing.T) {
-	const sigma = 30
-	_, noisy := tallCube(t, blockSplit+44, sigma)
-	opts := Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}
-	d := &Denoiser{Options: opts, eigenImages: 6}
-	m, err := d.PrepareRepair(noisy, make([]bool, len(noisy.Data)), sigma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := m.(*Denoiser)
-	draft := last.Draft().(*Denoiser)
-	if draft.basis == nil {
-		t.Fatal("the first pass works on the bands, want 6 eigen-images")
-	}
-	observed := func(d *Denoiser) *Denoiser {
-		c := *d
-		c.afterStage = func(string, *msi.Cube, time.Duration) {}
-		return &c
-	}
-	for _, pass := range []struct {
-		name string
-		d    *Denoiser
-	}{{"first", draft}, {"last", last}} {
-		got, _, err := pass.d.Denoise(context.Background(), noisy, sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _, err := observed(pass.d).Denoise(context.Background(), noisy, sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got.Data, want.Data) {
-			t.Errorf("the repair's %s pass is not denoised whole (RMS difference %.3g from the chain)", pass.name, cubetest.RMSE(got, want))
-		}
-	}
-	got, _, err := d.Denoise(context.Background(), noisy, sigma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _, err := observed(d).Denoise(context.Background(), noisy, sigma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Equal(got.Data, want.Data) {
-		t.Error("outside a repair the cube on eigen-images is denoised whole, want blocks")
 	}
 }
 
