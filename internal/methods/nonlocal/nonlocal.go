@@ -42,7 +42,8 @@
 // fitted on the whole scene, and better, and a run whole then gives what
 // a run in strips of 128 lines gives. The low-rank rounds of a repair's
 // passes on eigen-images work, in every block and strip, in spectra
-// fitted on the whole cube (roundSpectra).
+// fitted on the whole cube (roundSpectra), not on the block's or strip's
+// fewer pixels.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
@@ -244,9 +245,10 @@ type Denoiser struct {
 	readied     bool
 	// spectra, if not nil, are the spectral directions, fitted on the
 	// whole cube, that the low-rank rounds of a repair's passes on
-	// eigen-images work in (roundSpectra, withinSpectra), in blocks and
-	// in strips alike: PrepareRepair's and PrepareStrips' on
-	// denoise.RepairLines, kept by their Draft and their blocks.
+	// eigen-images work in (roundSpectra, withinSpectra) on a strip or
+	// a block (a pass on a whole cube at once keeps bandPilot's own):
+	// PrepareRepair's and PrepareStrips' on denoise.RepairLines, kept by
+	// their Draft and their blocks.
 	spectra *mat.Dense
 }
 
@@ -352,7 +354,10 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		if on, x, err = bandPilot(full, bands, x, sigma); err != nil {
 			return nil, denoise.Result{}, err
 		}
-		if d.spectra != nil {
+		if d.spectra != nil && d.pilot != nil {
+			// A strip or a block: the whole cube's spectra
+			// (roundSpectra). A pass on the whole cube at once keeps
+			// bandPilot's, fitted on all its pixels.
 			on, x = withinSpectra(on, x, d.spectra)
 		}
 		noisy = on.Project(full)

@@ -476,3 +476,47 @@ func TestPrepareRepair(t *testing.T) {
 		t.Errorf("31 bands: %v (error %v), want the Denoiser itself", m, err)
 	}
 }
+
+// TestRoundsInSpectra: a repair's last pass, given the spectra of the
+// whole cube's rounds, keeps bandPilot's own spectra on a whole cube at
+// once (the same bytes as without them) and works in the whole cube's on
+// a strip (other bytes than without them).
+func TestRoundsInSpectra(t *testing.T) {
+	_, noisy, z, filled := repairCase(t)
+	const h, w, bands, sigma = repairSide, repairSide, repairBands, repairSigma
+	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
+	denoised := func(d *Denoiser, c *msi.Cube) []float64 {
+		t.Helper()
+		out, _, err := d.Denoise(context.Background(), c, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Data
+	}
+	m, err := d.PrepareRepair(z, filled, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := m.(*Denoiser)
+	if last.spectra == nil {
+		t.Fatal("the repair has no spectra for its rounds")
+	}
+	own := *last
+	own.spectra = nil
+	if !slices.Equal(denoised(last, noisy), denoised(&own, noisy)) {
+		t.Error("the last pass on the whole cube at once does not keep bandPilot's spectra")
+	}
+	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
+	sm, _, err := denoise.PrepareStrips(context.Background(), d, repairedLines{tiletest.Lines{Cube: z}, filled}, strips, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strip := sm.(*Denoiser)
+	read := strips[1].Read
+	c := noisy.Crop(read.Start, 0, 0, read.End-read.Start, w, bands)
+	ownStrip := *strip
+	ownStrip.spectra = nil
+	if slices.Equal(denoised(strip, c), denoised(&ownStrip, c)) {
+		t.Error("the last pass on a strip does not work in the whole cube's spectra")
+	}
+}
