@@ -197,8 +197,10 @@ func leadingEigenImages(full *subspace.Basis, eigenvalues []float64, blocks int,
 // taken about μ at the end. Each line is read once. The basis agrees with
 // eigenBasis's to rounding (the sums are the same, in another order).
 // When r is a denoise.RepairLines, the moments are those of the repair's
-// later passes instead (laterMoments). It reports the lines read on log
-// and stops with ctx.Err() between windows when ctx is cancelled.
+// later passes instead (laterMoments), and it returns the spectra of the
+// repair's low-rank rounds too (roundSpectra; nil for other lines). It
+// reports the lines read on log and stops with ctx.Err() between windows
+// when ctx is cancelled.
 func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, *mat.Dense, error) {
 	h, w, b := r.Size()
 	if !mayUseEigenImages(h, w, b, least, force) {
@@ -640,11 +642,11 @@ func spanBasis(mu []float64, span *mat.Dense) *subspace.Basis {
 // directions of full, the basis of all the directions of the repair's
 // block means (n of them, laterMoments, with the excess noise of the
 // filled voxels taken off but each column of blocks' mean kept), each
-// smoothed as bandPilot smooths the principal
-// spectra of its estimate (smoothSpectrum), the noise of a direction of
-// eigenvalue λ fitted on n block means of noise σ/eigenBlock being
-// (σ/eigenBlock)²/(nλ) in every DCT coefficient. Directions of an
-// eigenvalue not above zero are left out; nil if none is left.
+// smoothed as bandPilot smooths the principal spectra of its estimate
+// (smoothSpectrum), the noise of a direction of eigenvalue λ fitted on n
+// block means of noise σ/eigenBlock being (σ/eigenBlock)²/(nλ) in every
+// DCT coefficient. Directions of an eigenvalue not above zero are left
+// out; nil if none is left.
 //
 // Why: bandPilot fits the spectra of the rounds' pilot on the cube it is
 // given, and on a strip or a block of 128 lines that fit has the noise of
@@ -652,7 +654,7 @@ func spanBasis(mu []float64, span *mat.Dense) *subspace.Basis {
 // cube of 224 bands with QRNN3D's case 5 the rounds of every strip of
 // 128 lines in the span of the whole run's bandPilot spectra ended 1.5
 // dB higher than on their own, and in the span of these directions of
-// the whole cube's block means 1.3 dB higher (docs/results.md). On a
+// the whole cube's block means 1.2 dB higher (docs/results.md). On a
 // whole cube at once bandPilot's own spectra, fitted on all its pixels,
 // stay ahead (0.2–0.8 dB on 256×256 and 145×145 cubes), so they are
 // kept there. Taking off each column of blocks' mean, as the count of

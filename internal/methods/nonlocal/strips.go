@@ -88,11 +88,10 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // tried), and in strips the last pass on its strip's own gains 0.2–0.3 dB
 // at the same CPU (docs/results.md). The strips' last passes then differ
 // in their eigen-images, as the stages after the pilot differ in their
-// subspaces.
-// The low-rank rounds of every pass of a repair on eigen-images work in
-// spectra fitted on the whole cube too (roundSpectra, from the same
-// statistics as the first pass's basis): bandPilot's fit on a strip
-// has the noise of its fewer pixels (docs/results.md).
+// subspaces. The low-rank rounds of every pass of a repair on
+// eigen-images work in spectra fitted on the whole cube (roundSpectra,
+// from the block means the first pass's basis is chosen from): bandPilot's
+// fit on a strip has the noise of its fewer pixels (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
