@@ -689,9 +689,9 @@ func roundSpectra(full *subspace.Basis, n, m int, sigma float64) *mat.Dense {
 // pilot projected on that span, its mean kept. A smoothed direction that
 // is zero (every coefficient under its noise) is left out.
 func withinSpectra(on *subspace.Basis, x *msi.Cube, spectra *mat.Dense) (*subspace.Basis, *msi.Cube) {
-	bands, _ := spectra.Dims()
+	bands, m := spectra.Dims()
 	var kept []int
-	for i := range spectra.RawMatrix().Cols {
+	for i := range m {
 		if mat.Norm(spectra.ColView(i), 2) > 0 {
 			kept = append(kept, i)
 		}
