@@ -1,6 +1,7 @@
 package sparsenoise
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/tile/tiletest"
 )
 
 // BenchmarkQRNN3D measures Detect against the truth on the five QRNN3D
@@ -82,6 +84,26 @@ func BenchmarkQRNN3D(b *testing.B) {
 // BenchmarkDetect512 times Detect on a 512×512×31 cube with the mixture
 // case's noise (the balloons crop tiled 4×4).
 func BenchmarkDetect512(b *testing.B) {
+	noisy := mixture512(b)
+	for b.Loop() {
+		Detect(noisy)
+	}
+}
+
+// BenchmarkFit512 times Fit on the cube of BenchmarkDetect512 in windows
+// of 64 lines.
+func BenchmarkFit512(b *testing.B) {
+	noisy := mixture512(b)
+	for b.Loop() {
+		if _, err := Fit(context.Background(), tiletest.Lines{Cube: noisy}, 64, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// mixture512 is the balloons crop tiled 4×4 (512×512×31) with the
+// mixture case's noise.
+func mixture512(b *testing.B) *msi.Cube {
 	crop, err := formats.Open("../../../testdata/balloons_crop128")
 	if err != nil {
 		b.Fatal(err)
@@ -98,7 +120,5 @@ func BenchmarkDetect512(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		Detect(noisy)
-	}
+	return noisy
 }

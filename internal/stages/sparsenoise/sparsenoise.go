@@ -260,10 +260,7 @@ func Detect(c *msi.Cube) *Report {
 		r.Sigma[b] = estimateSigma(band, mask, c.Height, c.Width)
 	})
 	detectStripes(c, r)
-	outliers := detectOutliers(c, r)
-	for b := range c.Bands {
-		r.Impulses[b] += outliers[b]
-	}
+	addOutliers(c, r)
 	return r
 }
 
@@ -907,6 +904,26 @@ type columnOffset struct {
 // that exclude marks (nil: none) from the predictions.
 func columnResiduals(band []float64, mask []uint8, height, width int, exclude []bool) []columnOffset {
 	residuals := make([][]float64, width)
+	eachColumnResidual(band, mask, height, width, exclude, func(x int, r float64) {
+		residuals[x] = append(residuals[x], r)
+	})
+	out := make([]columnOffset, width)
+	for x, r := range residuals {
+		if len(r) == 0 {
+			out[x] = columnOffset{math.NaN(), 0}
+			continue
+		}
+		out[x] = columnOffset{Median(r), len(r)}
+	}
+	return out
+}
+
+// eachColumnResidual calls add(x, residual) for every unmasked pixel of a
+// band, line by line, with the residual columnResiduals takes the median
+// of: the pixel minus the median of the unmasked pixels of its line up to
+// stripeReach columns away on either side, leaving out the columns that
+// exclude marks (nil: none). Pixels with no such neighbour are skipped.
+func eachColumnResidual(band []float64, mask []uint8, height, width int, exclude []bool, add func(x int, residual float64)) {
 	near := make([]float64, 0, 2*stripeReach)
 	for y := range height {
 		line, lineMask := band[y*width:(y+1)*width], mask[y*width:(y+1)*width]
@@ -929,18 +946,9 @@ func columnResiduals(band []float64, mask []uint8, height, width int, exclude []
 			if len(near) == 0 {
 				continue
 			}
-			residuals[x] = append(residuals[x], line[x]-Median(near))
+			add(x, line[x]-Median(near))
 		}
 	}
-	out := make([]columnOffset, width)
-	for x, r := range residuals {
-		if len(r) == 0 {
-			out[x] = columnOffset{math.NaN(), 0}
-			continue
-		}
-		out[x] = columnOffset{Median(r), len(r)}
-	}
-	return out
 }
 
 // detectOutliers marks as Impulse, and counts per band, the unmasked
