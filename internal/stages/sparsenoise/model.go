@@ -626,6 +626,9 @@ func fitModel(ctx context.Context, r Lines, windowLines int, progress func(lines
 		case provisional[b] != nil:
 			m.StripeOffsets[b] = stripeOffsets(profiles[b], s)
 		default:
+			// Striped on the medians of all the residuals alone: no
+			// residuals against the other columns were counted, and
+			// the offsets are those medians.
 			m.StripeOffsets[b] = stripeOffsets(whole[b], s)
 		}
 	}

@@ -386,10 +386,11 @@ func TestFitCubeWide(t *testing.T) {
 // its histograms are within a quarter of a standard error of the medians
 // of all of every column's residuals (columnResiduals on the whole band;
 // 0.21 at worst), on a band of 400 lines with a texture that drifts down
-// the columns, stripes, windows of 16 lines, and a column with one window
-// of a few residuals far out (which widens the span of its windows'
-// medians, not the bins: residualReach). The first pass's weighted median
-// of the windows' medians is up to 3.1 standard errors off.
+// the columns, stripes, windows of 16 lines, a column far out along most
+// of one window (40σ: the span of its windows' medians is wide, its bins
+// are not, residualReach) and one with a few residuals in a window. The
+// first pass's weighted median of the windows' medians is up to 3.1
+// standard errors off.
 func TestResidualHistograms(t *testing.T) {
 	const height, width, lines, sigma = 400, 48, 16, 10.0
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -409,7 +410,7 @@ func TestResidualHistograms(t *testing.T) {
 	mask := make([]uint8, height*width)
 	for y := 32; y < 48; y++ {
 		if y%5 != 0 {
-			mask[y*width+21] = Dead // the window of column 20 left with few residuals
+			mask[y*width+21] = Dead // a window of column 21 with few residuals
 		}
 	}
 	total := newWindowStats(width, 1)
