@@ -197,11 +197,11 @@ func leadingEigenImages(full *subspace.Basis, eigenvalues []float64, blocks int,
 // taken about μ at the end. Each line is read once. The basis agrees with
 // eigenBasis's to rounding (the sums are the same, in another order).
 // When r is a denoise.RepairLines, the moments are those of the repair's
-// later passes instead (laterMoments), and it returns the spectra of the
-// repair's low-rank rounds too (roundSpectra; nil for other lines). It
-// reports the lines read on log and stops with ctx.Err() between windows
-// when ctx is cancelled.
-func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, *mat.Dense, error) {
+// later passes instead (laterMoments), and it returns what else the
+// repair's passes take from them too (laterBases; nil for other lines).
+// It reports the lines read on log and stops with ctx.Err() between
+// windows when ctx is cancelled.
+func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma float64, least, force int, log report.Reporter) (*subspace.Basis, *laterBases, error) {
 	h, w, b := r.Size()
 	if !mayUseEigenImages(h, w, b, least, force) {
 		return nil, nil, nil
@@ -267,10 +267,10 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 // filled marking the voxels that pass filled, with the noise sigma and the
 // least dimension and override of eigenBasis: what streamedEigenBasis
 // returns for y's lines as a denoise.RepairLines (laterMoments), from the
-// whole cube at once, and the spectra of the repair's low-rank rounds
-// (roundSpectra). The sums are the same, in another order: both agree
+// whole cube at once, and what else the repair's passes take from the
+// same statistics (laterBases). The sums are the same, in another order: both agree
 // with the streamed ones to rounding.
-func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*subspace.Basis, *mat.Dense, error) {
+func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*subspace.Basis, *laterBases, error) {
 	if !mayUseEigenImages(y.Height, y.Width, y.Bands, least, force) {
 		return nil, nil, nil
 	}
@@ -325,6 +325,23 @@ func (m *laterMoments) add(c *msi.Cube, filled []bool) *laterMoments {
 	return m
 }
 
+// laterBases are what the passes of a repair on eigen-images take from
+// the whole cube's statistics (laterMoments) besides the basis of the
+// passes before the last.
+type laterBases struct {
+	// spectra are the spectral directions the low-rank rounds of every
+	// pass work in on a strip or a block (roundSpectra; nil: none).
+	spectra *mat.Dense
+	// moment is the second moment, about the whole cube's mean spectrum
+	// mean, of its blocks block means, each column of blocks' mean kept
+	// and the excess noise of the filled voxels taken off: a last pass
+	// on a strip fits the directions of its eigen-images on it and on
+	// its own block means (lastPassBasis).
+	moment *mat.SymDense
+	mean   []float64
+	blocks int
+}
+
 // basis returns the basis of the later passes' eigen-images (nil: the
 // bands), of mean spectrum mean, for the noise sigma of the cube, the
 // least dimension least and the override force of eigenBasis: the
@@ -332,8 +349,9 @@ func (m *laterMoments) add(c *msi.Cube, filled []bool) *laterMoments {
 // of blocks' mean (columnCentred), with the excess of noise the fewer
 // voxels leave taken off its diagonal (repairCovariance), k counted on
 // the same moment with every band's noise brought to that of whole
-// blocks (repairCount).
-func (m *laterMoments) basis(mean []float64, sigma float64, least, force int) (*subspace.Basis, *mat.Dense, error) {
+// blocks (repairCount); and, from the same moment with the columns'
+// means kept, the rest of laterBases.
+func (m *laterMoments) basis(mean []float64, sigma float64, least, force int) (*subspace.Basis, *laterBases, error) {
 	cov := columnCentred(m.blocks.SecondMoment(mean), m.columns, mean, m.blocks.N)
 	counted, err := repairCount(cov, m.inverse, m.blocks.N)
 	if err != nil {
@@ -343,14 +361,15 @@ func (m *laterMoments) basis(mean []float64, sigma float64, least, force int) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	// The rounds' spectra keep the columns' means: they are signal
-	// too (roundSpectra).
-	all, err := subspace.FitMoment(repairCovariance(m.blocks.SecondMoment(mean), m.inverse, m.blocks.N, sigma), mean, len(mean))
+	// The rounds' spectra and the last pass's directions keep the
+	// columns' means: they are signal too (roundSpectra, lastPassBasis).
+	moment := repairCovariance(m.blocks.SecondMoment(mean), m.inverse, m.blocks.N, sigma)
+	all, err := subspace.FitMoment(moment, mean, len(mean))
 	if err != nil {
 		return nil, nil, err
 	}
-	spectra := roundSpectra(all, m.blocks.N, max(eigenImagesMin, least), sigma)
-	return leadingEigenImages(full, counted, m.blocks.N, sigma, least, force), spectra, nil
+	later := &laterBases{spectra: roundSpectra(all, m.blocks.N, max(eigenImagesMin, least), sigma), moment: moment, mean: mean, blocks: m.blocks.N}
+	return leadingEigenImages(full, counted, m.blocks.N, sigma, least, force), later, nil
 }
 
 // columnCentred returns cov, the second moment about mean of n block

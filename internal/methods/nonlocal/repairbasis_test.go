@@ -306,8 +306,9 @@ func TestColumnCentred(t *testing.T) {
 // means keep the bands (TestStreamedRepairBasis's cube), PrepareStrips
 // returns a Denoiser whose Draft (the repair's first pass) works on the
 // repair's eigen-images, with the rank streamed from them, and records
-// them in strips; its last pass works on the eigen-images its strip's
-// own block means choose (eigenBasis), bit for bit.
+// them in strips; its last pass works on the eigen-images of
+// lastPassBasis, bit for bit, which differ from its strip's own and from
+// the whole cube's.
 func TestPrepareStripsRepair(t *testing.T) {
 	_, noisy, z, filled := repairCase(t)
 	const h, w, bands, sigma = repairSide, repairSide, repairBands, repairSigma
@@ -319,13 +320,16 @@ func TestPrepareStripsRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	prepared := m.(*Denoiser)
-	want, spectra, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
+	want, later, err := streamedEigenBasis(context.Background(), lines, streamLines(w, bands, eigenBlock), sigma, 0, 0, report.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	draft := prepared.Draft().(*Denoiser)
-	if spectra == nil || prepared.spectra == nil || !mat.Equal(prepared.spectra, spectra) || draft.spectra != prepared.spectra {
+	if later == nil || later.spectra == nil || prepared.spectra == nil || !mat.Equal(prepared.spectra, later.spectra) || draft.spectra != prepared.spectra {
 		t.Fatal("the passes do not work in the spectra of the repair's rounds streamed from the whole cube")
+	}
+	if l := prepared.later; l == nil || l.blocks != later.blocks || !mat.Equal(l.moment, later.moment) || !slices.Equal(l.mean, later.mean) {
+		t.Fatal("the last pass does not fit its directions on the whole cube's streamed statistics")
 	}
 	checkPreparedEigenImages(t, draft, lines, strips, sigma, want.K)
 	_, res := denoiseInStrips(t, draft, z, strips, sigma)
@@ -334,7 +338,9 @@ func TestPrepareStripsRepair(t *testing.T) {
 	}
 	// The last pass, given a strip whose filled voxels hold a good
 	// estimate (here the cube before the impulses and stripes), works on
-	// its own eigen-images, as a Denoiser given that basis does.
+	// as many directions as it counts on its strip, fitted on its own
+	// block means and the whole cube's (lastPassBasis), as a Denoiser
+	// given that basis does.
 	read := strips[1].Read
 	c := noisy.Crop(read.Start, 0, 0, read.End-read.Start, w, bands)
 	o := prepared.Options.Resolve(sigma)
@@ -342,18 +348,60 @@ func TestPrepareStripsRepair(t *testing.T) {
 	if err != nil || own == nil {
 		t.Fatalf("the strip's own eigen-images %v, error %v; want eigen-images", own != nil, err)
 	}
+	last, err := lastPassBasis(own, c, later)
+	if err != nil || last == nil || last.K != own.K {
+		t.Fatalf("the last pass's basis %v, error %v; want %d eigen-images", last, err, own.K)
+	}
+	// The oracle: the moment of the strip's block means about the whole
+	// cube's mean, summed block by block, and the whole cube's, weighted
+	// by their blocks; gonum's eigendecomposition.
+	means := blockMeans(c, eigenBlock)
+	n, all := means.Height*means.Width, float64(later.blocks)
+	moment := mat.NewSymDense(bands, nil)
+	for i := range bands {
+		for j := i; j < bands; j++ {
+			sum := 0.0
+			for p := range n {
+				sum += (means.Band(i)[p] - later.mean[i]) * (means.Band(j)[p] - later.mean[j])
+			}
+			moment.SetSym(i, j, (sum+all*later.moment.At(i, j))/(float64(n)+all))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(moment, true) {
+		t.Fatal("the oracle's eigendecomposition did not converge")
+	}
+	vectors := mat.NewDense(bands, bands, nil)
+	eig.VectorsTo(vectors)
+	leading := make([]float64, 0, bands*own.K)
+	for b := range bands {
+		for i := range own.K {
+			leading = append(leading, vectors.At(b, bands-1-i))
+		}
+	}
+	oracle := &subspace.Basis{Bands: bands, K: own.K, E: leading}
+	whole, err := subspace.FitMoment(later.moment, later.mean, own.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if projectorDistance(oracle, own) < 1e-3 || projectorDistance(oracle, whole) < 1e-3 {
+		t.Fatalf("the oracle's basis is %.2g from the strip's own and %.2g from the whole cube's: the test cannot tell them apart", projectorDistance(oracle, own), projectorDistance(oracle, whole))
+	}
+	if d := projectorDistance(last, oracle); d > 1e-6 || !slices.Equal(last.Mean, later.mean) {
+		t.Fatalf("the last pass's basis is %.2g from the oracle's (mean the whole cube's: %v)", d, slices.Equal(last.Mean, later.mean))
+	}
 	got, _, err := prepared.Denoise(context.Background(), c, sigma)
 	if err != nil {
 		t.Fatal(err)
 	}
 	given := *prepared
-	given.basis, given.firstPasses, given.readied = own, nil, false
+	given.basis, given.firstPasses, given.readied, given.later, given.chosen = last, nil, false, nil, true
 	ref, _, err := given.Denoise(context.Background(), c, sigma)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got.Data, ref.Data) {
-		t.Errorf("the last pass on a strip is not the run on the strip's own %d eigen-images", own.K)
+		t.Errorf("the last pass on a strip is not the run on lastPassBasis's %d eigen-images", own.K)
 	}
 }
 
@@ -372,21 +420,53 @@ func projectorDistance(a, b *subspace.Basis) float64 {
 // TestRepairBasis: on TestStreamedRepairBasis's cube (impulses filled by
 // the first pass, stripes left), the whole cube's repairBasis is the
 // streamed one's from windows of its lines (laterMoments) to rounding:
-// the same k, the same mean, the same span; a cube of fewer bands than
-// eigen-images need keeps its bands.
+// the same k, the same mean, the same span, and the same spectra and
+// directions for the later passes (laterBases), the directions those of
+// gonum's eigendecomposition of the block means' second moment with the
+// columns' means kept; a cube of fewer bands than eigen-images need
+// keeps its bands.
 func TestRepairBasis(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
-	want, wantSpectra, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, 20, sigma, 0, 0, report.Discard)
-	if err != nil || want == nil || wantSpectra == nil {
-		t.Fatalf("streamed: eigen-images %v, spectra %v, error %v; want both", want != nil, wantSpectra != nil, err)
+	want, wantLater, err := streamedEigenBasis(context.Background(), repairedLines{tiletest.Lines{Cube: z}, filled}, 20, sigma, 0, 0, report.Discard)
+	if err != nil || want == nil || wantLater == nil || wantLater.spectra == nil {
+		t.Fatalf("streamed: eigen-images %v, spectra %v, error %v; want both", want != nil, wantLater != nil && wantLater.spectra != nil, err)
 	}
-	got, spectra, err := repairBasis(z, filled, sigma, 0, 0)
+	got, later, err := repairBasis(z, filled, sigma, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spectra == nil || !sameColumnsUpToSign(spectra, wantSpectra, 1e-6) {
+	if later == nil || later.spectra == nil || !sameColumnsUpToSign(later.spectra, wantLater.spectra, 1e-6) {
 		t.Errorf("the spectra of the rounds from the whole cube are not the streamed ones")
+	}
+	// The last pass's statistics: the oracle is the second moment of the
+	// block means about the mean spectrum, each column of blocks' mean
+	// kept, summed block by block, less the excess noise of the filled
+	// voxels on its diagonal.
+	means, inverse := filledBlockMeans(z, filled, eigenBlock)
+	mean, bands, n := subspace.MeanSpectrum(z), z.Bands, means.Height*means.Width
+	for _, l := range []*laterBases{later, wantLater} {
+		if l == nil || l.moment == nil || l.blocks != n {
+			t.Fatalf("the last pass's statistics %v, want the moment of %d block means", l, n)
+		}
+		for i := range bands {
+			if math.Abs(l.mean[i]-mean[i]) > 1e-9*(1+math.Abs(mean[i])) {
+				t.Fatalf("band %d: the last pass's mean %v, the cube's %v", i, l.mean[i], mean[i])
+			}
+			for j := i; j < bands; j++ {
+				want := 0.0
+				for p := range n {
+					want += (means.Band(i)[p] - mean[i]) * (means.Band(j)[p] - mean[j])
+				}
+				want /= float64(n)
+				if i == j {
+					want -= sigma * sigma * (inverse[i]/float64(n) - 1.0/(eigenBlock*eigenBlock))
+				}
+				if got := l.moment.At(i, j); math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+					t.Fatalf("the last pass's moment (%d, %d) = %v, the oracle's %v", i, j, got, want)
+				}
+			}
+		}
 	}
 	if got == nil || got.K != want.K {
 		t.Fatalf("whole cube: basis %v, want %d eigen-images", got, want.K)
@@ -414,10 +494,11 @@ func TestRepairBasis(t *testing.T) {
 func TestPrepareRepair(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
-	want, spectra, err := repairBasis(z, filled, sigma, 0, 0)
-	if err != nil || want == nil || spectra == nil {
-		t.Fatalf("eigen-images %v, spectra %v, error %v; want both", want != nil, spectra != nil, err)
+	want, later, err := repairBasis(z, filled, sigma, 0, 0)
+	if err != nil || want == nil || later == nil || later.spectra == nil {
+		t.Fatalf("eigen-images %v, spectra %v, error %v; want both", want != nil, later != nil && later.spectra != nil, err)
 	}
+	spectra := later.spectra
 	var outs []*msi.Cube
 	for _, threads := range []int{1, 2} {
 		d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32, Threads: threads}}
@@ -430,7 +511,7 @@ func TestPrepareRepair(t *testing.T) {
 		if draft.basis == nil || draft.basis.K != want.K || projectorDistance(draft.basis, want) > 1e-12 {
 			t.Fatalf("the first pass's basis %v, want repairBasis's %d eigen-images", draft.basis, want.K)
 		}
-		if prepared.chosen {
+		if prepared.chosen || prepared.later != nil {
 			t.Error("the last pass does not choose on its own cube")
 		}
 		if prepared.spectra == nil || !mat.Equal(prepared.spectra, spectra) || draft.spectra != prepared.spectra {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
 	"tdsc/internal/denoise"
 	"tdsc/internal/methods/twodsc"
 	"tdsc/internal/msi"
@@ -78,20 +76,23 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // eigen-images; in strips of 64 lines both passes on the later passes'
 // 26 cost 1.1 times that whole run's CPU and ended 0.9 dB above it, where
 // the first pass on the bands cost 2.1 times and ended 0.5 dB above it
-// (docs/results.md). The last pass chooses its eigen-images on its strip
-// (choosesBasis), as a whole run's last pass chooses on its cube: the
+// (docs/results.md). The last pass counts its eigen-images on its strip
+// (choosesBasis), as a whole run's last pass counts on its cube: the
 // filled voxels then hold the first pass's estimate, which no statistic
 // streamed before the first pass has. On the same crop with Gaussian
 // noise of σ 10–70 under case 5, a whole run's last pass on
 // laterMoments' directions lost 0.36 dB against its own (0.31 with its
 // own count, 0.20–0.31 on the other statistics of the first pass's lines
-// tried), and in strips the last pass on its strip's own gains 0.2–0.3 dB
-// at the same CPU (docs/results.md). The strips' last passes then differ
-// in their eigen-images, as the stages after the pilot differ in their
-// subspaces. The low-rank rounds of every pass of a repair on
-// eigen-images work in spectra fitted on the whole cube (roundSpectra,
-// from the block means the first pass's basis is chosen from): bandPilot's
-// fit on a strip has the noise of its fewer pixels (docs/results.md).
+// tried), and in strips the last pass on its strip's own gained 0.2–0.3
+// dB at the same CPU (docs/results.md); but a strip's own directions have
+// the noise of its fewer pixels, so they are fitted on its block means
+// and the whole cube's statistics together (lastPassBasis). The strips'
+// last passes then differ in their eigen-images, as the stages after the
+// pilot differ in their subspaces. The low-rank rounds of every pass of a
+// repair on eigen-images work in spectra fitted on the whole cube
+// (roundSpectra, from the block means the first pass's basis is chosen
+// from): bandPilot's fit on a strip has the noise of its fewer pixels
+// (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
@@ -108,22 +109,22 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	// A repair's pass in blocks keeps the repair's spectra (PrepareRepair),
 	// its first pass its basis too.
 	basis, spectra := d.basis, d.spectra
+	var later *laterBases
 	if !d.chosen {
 		var err error
-		var streamed *mat.Dense
-		if basis, streamed, err = streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log); err != nil {
+		if basis, later, err = streamedEigenBasis(ctx, r, streamLines(w, b, eigenBlock), sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages, log); err != nil {
 			return nil, denoise.Result{}, err
 		}
-		if streamed != nil {
-			spectra = streamed
+		if later != nil && later.spectra != nil {
+			spectra = later.spectra
 		}
 	}
 	_, repairing := r.(denoise.RepairLines)
 	switch {
 	case repairing && basis != nil:
-		log.Logf("the repair's first pass works on %d eigen-images of the %d bands, fitted on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass chooses on each strip", basis.K, b)
+		log.Logf("the repair's first pass works on %d eigen-images of the %d bands, fitted on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass counts its eigen-images on each strip", basis.K, b)
 	case repairing && mayUseEigenImages(h, w, b, max(o.Rank, o.Pilot.Depth), d.eigenImages):
-		log.Logf("the repair's first pass works on the %d bands, chosen on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass chooses on each strip", b)
+		log.Logf("the repair's first pass works on the %d bands, chosen on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass counts its eigen-images on each strip", b)
 	case basis != nil:
 		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
 	}
@@ -140,8 +141,9 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		signalDirections: d.signalDirections, counted: d.counted, spectra: spectra}
 	if repairing {
 		// The passes before the last work on basis (Draft); the last
-		// chooses on its strip (choosesBasis).
-		prepared.basis, prepared.firstPasses, prepared.readied = nil, basis, true
+		// counts its eigen-images on its strip (choosesBasis,
+		// lastPassBasis).
+		prepared.basis, prepared.firstPasses, prepared.readied, prepared.later = nil, basis, true, later
 	}
 	if prepared.Options.Rank == 0 && !d.counted {
 		if basis != nil {

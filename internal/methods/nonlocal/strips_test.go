@@ -170,12 +170,12 @@ func TestStreamedEigenBasis(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, lines := range []int{4, 12, tc.h + 4 - tc.h%4} {
-			got, spectra, err := streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, lines, tc.sigma, tc.least, tc.force, report.Discard)
+			got, later, err := streamedEigenBasis(context.Background(), tiletest.Lines{Cube: noisy}, lines, tc.sigma, tc.least, tc.force, report.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if spectra != nil {
-				t.Fatalf("%+v, windows of %d lines: the spectra of a repair's rounds from lines not a repair's", tc, lines)
+			if later != nil {
+				t.Fatalf("%+v, windows of %d lines: a repair's spectra and directions from lines not a repair's", tc, lines)
 			}
 			if (got == nil) != (want == nil) {
 				t.Fatalf("%+v, windows of %d lines: eigen-images %v, the whole cube's %v", tc, lines, got != nil, want != nil)
