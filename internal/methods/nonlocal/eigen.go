@@ -268,8 +268,8 @@ func streamedEigenBasis(ctx context.Context, r tile.Reader, lines int, sigma flo
 // least dimension and override of eigenBasis: what streamedEigenBasis
 // returns for y's lines as a denoise.RepairLines (laterMoments), from the
 // whole cube at once, and what else the repair's passes take from the
-// same statistics (laterBases). The sums are the same, in another order: both agree
-// with the streamed ones to rounding.
+// same statistics (laterBases). The sums are the same, in another order:
+// both agree with the streamed ones to rounding.
 func repairBasis(y *msi.Cube, filled []bool, sigma float64, least, force int) (*subspace.Basis, *laterBases, error) {
 	if !mayUseEigenImages(y.Height, y.Width, y.Bands, least, force) {
 		return nil, nil, nil
@@ -333,10 +333,10 @@ type laterBases struct {
 	// pass work in on a strip or a block (roundSpectra; nil: none).
 	spectra *mat.Dense
 	// moment is the second moment, about the whole cube's mean spectrum
-	// mean, of its blocks block means, each column of blocks' mean kept
-	// and the excess noise of the filled voxels taken off: a last pass
-	// on a strip fits the directions of its eigen-images on it and on
-	// its own block means (lastPassBasis).
+	// (mean), of its block means (blocks of them), each column of
+	// blocks' mean kept and the excess noise of the filled voxels taken
+	// off: a last pass on a strip fits the directions of its
+	// eigen-images on it and on its own block means (lastPassBasis).
 	moment *mat.SymDense
 	mean   []float64
 	blocks int

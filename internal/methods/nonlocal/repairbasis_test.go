@@ -421,10 +421,9 @@ func projectorDistance(a, b *subspace.Basis) float64 {
 // the first pass, stripes left), the whole cube's repairBasis is the
 // streamed one's from windows of its lines (laterMoments) to rounding:
 // the same k, the same mean, the same span, and the same spectra and
-// directions for the later passes (laterBases), the directions those of
-// gonum's eigendecomposition of the block means' second moment with the
-// columns' means kept; a cube of fewer bands than eigen-images need
-// keeps its bands.
+// moment for the later passes (laterBases), the moment that of the block
+// means summed block by block, the columns' means kept; a cube of fewer
+// bands than eigen-images need keeps its bands.
 func TestRepairBasis(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
