@@ -850,7 +850,9 @@ func detectStripes(c *msi.Cube, r *Report) {
 // and 5, three seeds), with at most 2 false columns more; two of any
 // neighbours, whatever their noise or data, called edges stripes where
 // the neighbours were noisier or dead: 6–16 false columns more on the
-// full scene, and 1–4 more falsely striped bands.
+// full scene, and 1–4 more falsely striped bands. The whole runs of the
+// four full CAVE scenes with case 2 gained 0.14–0.89 dB, with case 5
+// moved by 0.003 dB at most.
 const sharedOffset = 2
 
 // stripedColumns decides, from every band's column offsets and σ, which
