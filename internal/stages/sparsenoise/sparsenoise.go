@@ -808,11 +808,9 @@ func verticalDetails(dst, band []float64, mask []uint8, height, width int) (coef
 // where a vertical edge runs down much of the column; that is allowed for
 // twice: the threshold is 4.5 times the larger of se(x) and the robust
 // spread of v over the band's columns (1.4826 times its median absolute
-// value), and a column is not striped when the bands b ± 1 and b ± 2
-// show its offset too: two of them with the same sign at that column, at
-// least half the size and beyond 3 of their own standard errors, or one
-// where fewer than two could show it (an edge is in every band, a stripe
-// in one; see sharedOffset). Then the
+// value), and a column is not striped when a band b ± 1 or b ± 2 has the
+// same sign at that column, at least half the size and beyond 3 of its own
+// standard errors (an edge is in every band, a stripe in one). Then the
 // offsets of the striped columns are estimated again against the nearest
 // columns not found striped, so that a neighbouring stripe does not bias
 // them.
@@ -833,27 +831,6 @@ func detectStripes(c *msi.Cube, r *Report) {
 		r.StripeOffsets[b] = stripeOffsets(refined, striped)
 	}
 }
-
-// sharedOffset is how many of the bands b ± 1 and b ± 2 must show a
-// column's offset in band b for stripedColumns to take it as the scene's,
-// of those that could show it (fewer: all of them, and at least one).
-//
-// Why two: one is a stripe of its own as often as not. QRNN3D's stripes
-// (cases 2 and 5) fall on about a tenth of the columns of a third of the
-// bands, each band's drawn apart, so some stripes share their column and
-// sign with a stripe two bands away; with one band enough, Detect left
-// those in the cube, 5 σ and more on the stabilised Poisson-Gaussian crop
-// of 224 bands (docs/results.md). A scene's edge down a column shows in
-// every band near b that could show it. Two of those that could found up
-// to 8 points more of the stripes beyond 6 standard errors of the balloons
-// scene (512×512 and 128×128 at 31 bands, 256×256 at 31 and 224; cases 2
-// and 5, three seeds), with at most 2 false columns more; two of any
-// neighbours, whatever their noise or data, called edges stripes where
-// the neighbours were noisier or dead: 6–16 false columns more on the
-// full scene, and 1–4 more falsely striped bands. The whole runs of the
-// four full CAVE scenes with case 2 gained 0.14–0.89 dB, with case 5
-// moved by 0.003 dB at most.
-const sharedOffset = 2
 
 // stripedColumns decides, from every band's column offsets and σ, which
 // columns are striped (see detectStripes): nil for a band with fewer than
@@ -883,22 +860,14 @@ func stripedColumns(profiles [][]columnOffset, sigma []float64) [][]bool {
 			if math.IsNaN(p.offset) || !(math.Abs(p.offset) > stripeZ*max(standardError(b, x), textureSpread)) {
 				continue
 			}
-			// agree: the bands that show the offset; able: those whose
-			// noise and data would show it at half its size.
-			agree, able := 0, 0
+			shared := false
 			for bb := max(0, b-2); bb <= min(len(profiles)-1, b+2); bb++ {
 				q := profiles[bb][x].offset
-				if bb == b || math.IsNaN(q) {
-					continue
-				}
-				if 0.5*math.Abs(p.offset) > 3*standardError(bb, x) {
-					able++
-				}
-				if q*p.offset > 0 && math.Abs(q) >= 0.5*math.Abs(p.offset) && math.Abs(q) > 3*standardError(bb, x) {
-					agree++
+				if bb != b && !math.IsNaN(q) && q*p.offset > 0 && math.Abs(q) >= 0.5*math.Abs(p.offset) && math.Abs(q) > 3*standardError(bb, x) {
+					shared = true
 				}
 			}
-			if shared := agree > 0 && agree >= min(sharedOffset, able); !shared {
+			if !shared {
 				striped[x] = true
 				nStriped++
 			}
