@@ -183,6 +183,86 @@ func TestDetectFlatRegions(t *testing.T) {
 	}
 }
 
+// TestStripesSharedWithOneBand: a stripe whose column and sign a stripe
+// two bands away shares is a stripe, both of them found (one band alone
+// called them the scene's, sharedOffset), as are the stripes of the first
+// band; a bright line down one column of the scene, which every band
+// shows, is no stripe, in the first band too.
+func TestStripesSharedWithOneBand(t *testing.T) {
+	const h, w, bands, sigma = 128, 64, 8, 5.0
+	rng := rand.New(rand.NewPCG(8, 21))
+	c := msi.NewCube(h, w, bands)
+	for b := range bands {
+		for y := range h {
+			for x := range w {
+				v := 100 + 20*math.Sin(float64(x)/5+float64(b)/3) + 10*math.Cos(float64(y)/7)
+				if x == 20 {
+					v += 25 // the scene's line, in every band
+				}
+				c.Set(y, x, b, v+sigma*rng.NormFloat64())
+			}
+		}
+	}
+	stripes := map[int]map[int]float64{0: {40: 35, 60: -40}, 2: {10: 40, 30: 40, 50: -35}, 4: {30: 30, 55: 30}}
+	for b, cols := range stripes {
+		for x, u := range cols {
+			for y := range h {
+				c.Set(y, x, b, c.At(y, x, b)+u)
+			}
+		}
+	}
+	r := Detect(c)
+	for b := range bands {
+		for x, u := range r.StripeOffsets[b] {
+			want, striped := stripes[b][x]
+			switch {
+			case striped && math.Abs(u-want) > 3:
+				t.Errorf("band %d column %d: offset %.2f, want %g", b, x, u, want)
+			case !striped && u != 0:
+				t.Errorf("band %d column %d: offset %.2f, not a stripe", b, x, u)
+			}
+		}
+		if r.StripeOffsets[b] == nil && stripes[b] != nil {
+			t.Errorf("band %d: no stripes, want columns %v", b, stripes[b])
+		}
+	}
+}
+
+// TestEdgesAtTheEndsAreNoStripes: lines of the scene whose contrast fades
+// with the wavelength, down columns of the first bands and down the border
+// columns, are no stripes: there one band that shows them is enough
+// (sharedOffset), where two would leave the first two bands and the
+// middle band, at the border columns, with two striped columns each.
+func TestEdgesAtTheEndsAreNoStripes(t *testing.T) {
+	const h, w, bands, sigma = 128, 64, 8, 1.0
+	first := []float64{30, 20, 9, 4, 2, 1, 1, 1}   // columns 20 and 40
+	border := []float64{2, 4, 8, 20, 30, 10, 5, 2} // columns 1 and 62
+	rng := rand.New(rand.NewPCG(8, 22))
+	c := msi.NewCube(h, w, bands)
+	for b := range bands {
+		for y := range h {
+			for x := range w {
+				v := 100 + 20*math.Sin(float64(x)/5+float64(b)/3) + 10*math.Cos(float64(y)/7)
+				switch x {
+				case 20, 40:
+					v += first[b]
+				case 1, w - 2:
+					v += border[b]
+				}
+				c.Set(y, x, b, v+sigma*rng.NormFloat64())
+			}
+		}
+	}
+	r := Detect(c)
+	for b, offsets := range r.StripeOffsets {
+		for x, u := range offsets {
+			if u != 0 {
+				t.Errorf("band %d column %d: offset %.2f, not a stripe", b, x, u)
+			}
+		}
+	}
+}
+
 // TestDetectIsDeterministic: the report is a function of the cube.
 func TestDetectIsDeterministic(t *testing.T) {
 	noisy, _ := caseTruth(t, openCrop(t), noise.CaseMixture, 3)
