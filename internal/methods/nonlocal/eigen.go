@@ -702,6 +702,69 @@ func roundSpectra(full *subspace.Basis, n, m int, sigma float64) *mat.Dense {
 	return spectra
 }
 
+// stripSpectra returns the spectral directions that the low-rank rounds
+// of a repair's last pass on a strip work in, as roundSpectra returns
+// them (m of them, smoothed), fitted on the second moment about the whole
+// cube's mean spectrum of the strip's pilot x (coordinates on the basis
+// on, bandPilot's; pilotMoment) and of the whole cube's block means
+// (later.moment), each weighted by its blocks: the strip's pixels in
+// blocks of eigenBlock×eigenBlock, later.blocks. It returns nil when no
+// direction has an eigenvalue above zero.
+//
+// Why: the whole cube's directions alone (roundSpectra) come from the
+// noisy block means of the lines before the first pass, and bandPilot's
+// own on a strip have the noise of its few pixels: on cubes of 224 bands
+// with QRNN3D's case 5 the whole cube's cost strips of 64–256 lines
+// 0.2–0.7 dB against the whole run, and bandPilot's own cost the 256×256
+// crop 0.7 dB in strips of 64 lines (docs/results.md, "One strip of the
+// whole cube"). The pilot after the Wiener passes is nearly free of
+// noise and holds the strip's own materials; the whole cube's block means
+// hold the directions its few pixels fit poorly. Together they put the
+// strips of every cube measured at or above the whole run (docs/results.md,
+// "The rounds of a repair's last pass in strips: its pilot and the whole
+// cube").
+func stripSpectra(on *subspace.Basis, x *msi.Cube, later *laterBases, m int, sigma float64) *mat.Dense {
+	n := float64((x.Height / eigenBlock) * (x.Width / eigenBlock))
+	whole := float64(later.blocks)
+	moment := pilotMoment(on, x, later.mean)
+	moment.ScaleSym(n/(n+whole), moment)
+	var weighted mat.SymDense
+	weighted.ScaleSym(whole/(n+whole), later.moment)
+	moment.AddSym(moment, &weighted)
+	full, err := subspace.FitMoment(moment, later.mean, len(later.mean))
+	if err != nil {
+		return nil
+	}
+	return roundSpectra(full, int(n+whole), m, sigma)
+}
+
+// pilotMoment returns the second moment about the spectrum about of the
+// pixels μ + E·x of the pilot x, coordinates on the basis on (mean μ,
+// directions E): E·G·Eᵀ + E·x̄·dᵀ + d·x̄ᵀ·Eᵀ + d·dᵀ, G = (1/N) Σ x·xᵀ the
+// coordinates' second moment about zero, x̄ their mean and d = μ − about,
+// computed on the coordinates rather than on the pixels of every band.
+func pilotMoment(on *subspace.Basis, x *msi.Cube, about []float64) *mat.SymDense {
+	bands, k := on.Bands, on.K
+	coords := subspace.NewMoments(make([]float64, k))
+	coords.Add(x)
+	g, mean := coords.SecondMoment(nil), coords.Mean()
+	e := mat.NewDense(bands, k, on.E)
+	var eg, ege mat.Dense
+	eg.Mul(e, g)
+	ege.Mul(&eg, e.T())
+	var ex mat.VecDense
+	ex.MulVec(e, mat.NewVecDense(k, mean))
+	out := mat.NewSymDense(bands, nil)
+	for i := range bands {
+		di := on.Mean[i] - about[i]
+		for j := i; j < bands; j++ {
+			dj := on.Mean[j] - about[j]
+			out.SetSym(i, j, (ege.At(i, j)+ege.At(j, i))/2+ex.AtVec(i)*dj+di*ex.AtVec(j)+di*dj)
+		}
+	}
+	return out
+}
+
 // withinSpectra returns the pilot x, coordinates on the basis on (the
 // pilot of bandPilot), as its coordinates on a basis of the span of
 // spectra (roundSpectra) and of the pilot's mean less on's mean: the

@@ -421,6 +421,76 @@ func TestRoundSpectra(t *testing.T) {
 	}
 }
 
+// TestPilotMoment: the second moment of a pilot given on a basis
+// (directions not orthonormal, a mean off the spectrum it is taken about)
+// is the one of its pixels on the bands.
+func TestPilotMoment(t *testing.T) {
+	const h, w, bands, k = 6, 5, 11, 4
+	rng := rand.New(rand.NewPCG(6, 2))
+	on := &subspace.Basis{Bands: bands, K: k, Mean: make([]float64, bands), E: make([]float64, bands*k)}
+	about := make([]float64, bands)
+	for b := range bands {
+		on.Mean[b], about[b] = 50+10*rng.NormFloat64(), 50+10*rng.NormFloat64()
+		for i := range k {
+			on.E[b*k+i] = rng.NormFloat64()
+		}
+	}
+	x := msi.NewCube(h, w, k)
+	for i := range x.Data {
+		x.Data[i] = 5*rng.NormFloat64() + 2
+	}
+	pixels := subspace.NewMoments(make([]float64, bands))
+	pixels.Add(on.Reconstruct(x))
+	want := pixels.SecondMoment(about)
+	if got := pilotMoment(on, x, about); !mat.EqualApprox(got, want, 1e-9) {
+		t.Errorf("moment\n%v\nwant\n%v", mat.Formatted(got), mat.Formatted(want))
+	}
+}
+
+// TestStripSpectra: a last pass's spectra on a strip are roundSpectra's of
+// the strip's pilot moment and the whole cube's, each weighted by its
+// blocks (the strip's pixels in blocks of eigenBlock×eigenBlock).
+func TestStripSpectra(t *testing.T) {
+	const h, w, bands, k, sigma = 16, 12, 20, 3, 2.0
+	rng := rand.New(rand.NewPCG(2, 9))
+	orth := cubetest.Orthonormal(rng, bands, k)
+	on := &subspace.Basis{Bands: bands, K: k, Mean: make([]float64, bands), E: make([]float64, bands*k)}
+	mean := make([]float64, bands)
+	for b := range bands {
+		on.Mean[b], mean[b] = 100+rng.NormFloat64(), 100+rng.NormFloat64()
+		for i := range k {
+			on.E[b*k+i] = orth.At(b, i)
+		}
+	}
+	x := msi.NewCube(h, w, k)
+	for i := range x.Data {
+		x.Data[i] = 20 * rng.NormFloat64()
+	}
+	// The whole cube's moment: a spectrum the strip's pilot does not hold.
+	other := make([]float64, bands)
+	for b := range other {
+		other[b] = rng.NormFloat64()
+	}
+	moment := mat.NewSymDense(bands, nil)
+	moment.SymOuterK(300, mat.NewDense(bands, 1, other))
+	const blocks = 36
+	later := &laterBases{moment: moment, mean: mean, blocks: blocks}
+	strip := float64((h / eigenBlock) * (w / eigenBlock))
+	want := pilotMoment(on, x, mean)
+	want.ScaleSym(strip/(strip+blocks), want)
+	var weighted mat.SymDense
+	weighted.ScaleSym(blocks/(strip+blocks), moment)
+	want.AddSym(want, &weighted)
+	full, err := subspace.FitMoment(want, mean, bands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := stripSpectra(on, x, later, 3, sigma)
+	if expect := roundSpectra(full, int(strip)+blocks, 3, sigma); !mat.EqualApprox(got, expect, 1e-12) {
+		t.Errorf("spectra\n%v\nwant\n%v", mat.Formatted(got), mat.Formatted(expect))
+	}
+}
+
 // TestWithinSpectra: the pilot's coordinates on its new basis are its
 // projection, on the bands, on the span of the spectra (a zero column
 // left out) and of its mean less μ, found here by least squares; the

@@ -246,13 +246,15 @@ type Denoiser struct {
 	// spectra, if not nil, are the spectral directions, fitted on the
 	// whole cube, that the low-rank rounds of a repair's passes on
 	// eigen-images work in (roundSpectra, withinSpectra) on a strip or
-	// a block (a pass on a whole cube at once keeps bandPilot's own):
+	// a block (a pass on a whole cube at once keeps bandPilot's own, and
+	// a last pass on a strip fits them on its pilot too, stripSpectra):
 	// PrepareRepair's and PrepareStrips' on denoise.RepairLines, kept by
 	// their Draft and their blocks.
 	spectra *mat.Dense
 	// later, if not nil, are the whole cube's statistics that a repair's
 	// last pass on a strip fits the directions of its eigen-images on,
-	// with its strip's (lastPassBasis): PrepareStrips' on
+	// with its strip's (lastPassBasis), and its low-rank rounds' spectra,
+	// with its pilot (stripSpectra): PrepareStrips' on
 	// denoise.RepairLines.
 	later *laterBases
 }
@@ -364,9 +366,17 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 		}
 		if d.spectra != nil && d.pilot != nil {
 			// A strip or a block: the whole cube's spectra
-			// (roundSpectra). A pass on the whole cube at once keeps
-			// bandPilot's, fitted on all its pixels.
-			on, x = withinSpectra(on, x, d.spectra)
+			// (roundSpectra), with the strip's pilot in a repair's last
+			// pass on a strip (stripSpectra). A pass on the whole cube at
+			// once keeps bandPilot's, fitted on all its pixels.
+			spectra := d.spectra
+			if d.later != nil {
+				_, m := d.spectra.Dims()
+				if own := stripSpectra(on, x, d.later, m, sigma); own != nil {
+					spectra = own
+				}
+			}
+			on, x = withinSpectra(on, x, spectra)
 		}
 		noisy = on.Project(full)
 	}

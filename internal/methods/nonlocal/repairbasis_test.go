@@ -394,14 +394,26 @@ func TestPrepareStripsRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The reference is given the basis and keeps the whole cube's
+	// statistics, which its rounds' spectra are fitted on too
+	// (stripSpectra).
 	given := *prepared
-	given.basis, given.firstPasses, given.readied, given.later, given.chosen = last, nil, false, nil, true
+	given.basis, given.firstPasses, given.readied, given.chosen = last, nil, false, true
 	ref, _, err := given.Denoise(context.Background(), c, sigma)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got.Data, ref.Data) {
 		t.Errorf("the last pass on a strip is not the run on lastPassBasis's %d eigen-images", own.K)
+	}
+	// Without them its rounds work in the whole cube's spectra alone.
+	given.later = nil
+	alone, _, err := given.Denoise(context.Background(), c, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(got.Data, alone.Data) {
+		t.Error("the last pass's rounds on a strip work in the whole cube's spectra alone, not with its pilot's (stripSpectra)")
 	}
 }
 
