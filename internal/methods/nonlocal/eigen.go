@@ -709,20 +709,22 @@ func roundSpectra(full *subspace.Basis, n, m int, sigma float64) *mat.Dense {
 // on, bandPilot's; pilotMoment) and of the whole cube's block means
 // (later.moment), each weighted by its blocks: the strip's pixels in
 // blocks of eigenBlock×eigenBlock, later.blocks. It returns nil when no
-// direction has an eigenvalue above zero.
+// direction has an eigenvalue above zero or the moment's
+// eigendecomposition fails (the caller keeps the whole cube's).
 //
 // Why: the whole cube's directions alone (roundSpectra) come from the
 // noisy block means of the lines before the first pass, and bandPilot's
-// own on a strip have the noise of its few pixels: on cubes of 224 bands
-// with QRNN3D's case 5 the whole cube's cost strips of 64–256 lines
-// 0.2–0.7 dB against the whole run, and bandPilot's own cost the 256×256
-// crop 0.7 dB in strips of 64 lines (docs/results.md, "One strip of the
-// whole cube"). The pilot after the Wiener passes is nearly free of
+// own on a strip have the noise of its few pixels: in one strip of all
+// the lines of three cubes of 224 bands with QRNN3D's case 5 the whole
+// cube's cost 0.2–0.7 dB against the whole run, and bandPilot's own cost
+// the 256×256 crop 0.7 dB in strips of 64 lines (docs/results.md, "One
+// strip of the whole cube"). The pilot after the Wiener passes is nearly free of
 // noise and holds the strip's own materials; the whole cube's block means
 // hold the directions its few pixels fit poorly. Together they put the
-// strips of every cube measured at or above the whole run (docs/results.md,
-// "The rounds of a repair's last pass in strips: its pilot and the whole
-// cube").
+// strips of every cube of 224 bands measured above the whole run or
+// within 0.002 dB of it, where the pilot alone lost 0.6–1.1 dB on three
+// of four (docs/results.md, "The rounds of a repair's last pass in
+// strips: its pilot and the whole cube").
 func stripSpectra(on *subspace.Basis, x *msi.Cube, later *laterBases, m int, sigma float64) *mat.Dense {
 	n := float64((x.Height / eigenBlock) * (x.Width / eigenBlock))
 	whole := float64(later.blocks)
