@@ -257,6 +257,11 @@ type Denoiser struct {
 	// with its pilot (stripSpectra): PrepareStrips' on
 	// denoise.RepairLines.
 	later *laterBases
+	// repairLater, if not nil, are PrepareRepair's statistics of the
+	// whole cube, which its last pass's blocks take as later for their
+	// rounds' spectra (PrepareStrips on the lines of a whole cube,
+	// denoiseBlocks, stripSpectra).
+	repairLater *laterBases
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
@@ -508,7 +513,7 @@ func (d *Denoiser) PrepareRepair(first *msi.Cube, filled []bool, sigma float64) 
 		log.Logf("the repair's first pass works on %d eigen-images of the %d bands (fitted on the voxels it does not fill, each column of blocks' mean taken off)", basis.K, first.Bands)
 	}
 	c := *d
-	c.firstPasses, c.readied, c.spectra = basis, true, later.spectra
+	c.firstPasses, c.readied, c.spectra, c.repairLater = basis, true, later.spectra, later
 	return &c, nil
 }
 

@@ -500,8 +500,10 @@ func TestRepairBasis(t *testing.T) {
 // cube, whose own block means keep the bands, a Denoiser's Draft (the
 // repair's first pass) works on the eigen-images repairBasis chooses, on
 // any number of threads alike, and so do its blocks (PrepareStrips);
-// the Denoiser itself (the last pass) chooses on its own cube; on 31
-// bands it is left as it is.
+// the Denoiser itself (the last pass) chooses on its own cube, its
+// blocks fitting their rounds' spectra on the repair's statistics of the
+// whole cube and their pilot (stripSpectra); on 31 bands it is left as
+// it is.
 func TestPrepareRepair(t *testing.T) {
 	rng, _, z, filled := repairCase(t)
 	const h, w, sigma = repairSide, repairSide, repairSigma
@@ -524,6 +526,9 @@ func TestPrepareRepair(t *testing.T) {
 		}
 		if prepared.chosen || prepared.later != nil {
 			t.Error("the last pass does not choose on its own cube")
+		}
+		if l := prepared.repairLater; l == nil || l.blocks != later.blocks || !mat.Equal(l.moment, later.moment) || !slices.Equal(l.mean, later.mean) {
+			t.Error("the last pass does not keep the repair's statistics of the whole cube for its blocks")
 		}
 		if prepared.spectra == nil || !mat.Equal(prepared.spectra, spectra) || draft.spectra != prepared.spectra {
 			t.Error("the passes do not work in the spectra of the repair's rounds")
@@ -557,6 +562,9 @@ func TestPrepareRepair(t *testing.T) {
 		}
 		if last.(*Denoiser).spectra != prepared.spectra || blocks.(*Denoiser).spectra != prepared.spectra {
 			t.Error("the passes' blocks do not keep the spectra of the repair's rounds")
+		}
+		if last.(*Denoiser).later != prepared.repairLater || blocks.(*Denoiser).later != nil {
+			t.Error("the last pass's blocks, and they alone, do not fit their rounds' spectra on the repair's statistics (stripSpectra)")
 		}
 	}
 	if !slices.Equal(outs[0].Data, outs[1].Data) {

@@ -144,6 +144,11 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 		// counts its eigen-images on its strip (choosesBasis,
 		// lastPassBasis).
 		prepared.basis, prepared.firstPasses, prepared.readied, prepared.later = nil, basis, true, later
+	} else if d.readied {
+		// A repair's last pass in blocks (denoiseBlocks): its rounds'
+		// spectra fitted on the repair's statistics of the whole cube
+		// and each block's pilot, as its strips' are (stripSpectra).
+		prepared.later = d.repairLater
 	}
 	if prepared.Options.Rank == 0 && !d.counted {
 		if basis != nil {
