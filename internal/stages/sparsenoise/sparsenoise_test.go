@@ -183,34 +183,38 @@ func TestDetectFlatRegions(t *testing.T) {
 	}
 }
 
+// lineScene returns a 128×64 cube of the given bands: a smooth scene that
+// varies across columns and bands, plus lines(x, b) down column x of band
+// b, plus Gaussian noise of σ sigma drawn with the seed.
+func lineScene(bands int, sigma float64, seed uint64, lines func(x, b int) float64) *msi.Cube {
+	const h, w = 128, 64
+	rng := rand.New(rand.NewPCG(8, seed))
+	c := msi.NewCube(h, w, bands)
+	for b := range bands {
+		for y := range h {
+			for x := range w {
+				v := 100 + 20*math.Sin(float64(x)/5+float64(b)/3) + 10*math.Cos(float64(y)/7)
+				c.Set(y, x, b, v+lines(x, b)+sigma*rng.NormFloat64())
+			}
+		}
+	}
+	return c
+}
+
 // TestStripesSharedWithOneBand: a stripe whose column and sign a stripe
 // two bands away shares is a stripe, both of them found (one band alone
 // called them the scene's, sharedOffset), as are the stripes of the first
 // band; a bright line down one column of the scene, which every band
 // shows, is no stripe, in the first band too.
 func TestStripesSharedWithOneBand(t *testing.T) {
-	const h, w, bands, sigma = 128, 64, 8, 5.0
-	rng := rand.New(rand.NewPCG(8, 21))
-	c := msi.NewCube(h, w, bands)
-	for b := range bands {
-		for y := range h {
-			for x := range w {
-				v := 100 + 20*math.Sin(float64(x)/5+float64(b)/3) + 10*math.Cos(float64(y)/7)
-				if x == 20 {
-					v += 25 // the scene's line, in every band
-				}
-				c.Set(y, x, b, v+sigma*rng.NormFloat64())
-			}
-		}
-	}
+	const bands = 8
 	stripes := map[int]map[int]float64{0: {40: 35, 60: -40}, 2: {10: 40, 30: 40, 50: -35}, 4: {30: 30, 55: 30}}
-	for b, cols := range stripes {
-		for x, u := range cols {
-			for y := range h {
-				c.Set(y, x, b, c.At(y, x, b)+u)
-			}
+	c := lineScene(bands, 5, 21, func(x, b int) float64 {
+		if x == 20 {
+			return 25 // the scene's line, in every band
 		}
-	}
+		return stripes[b][x]
+	})
 	r := Detect(c)
 	for b := range bands {
 		for x, u := range r.StripeOffsets[b] {
@@ -234,25 +238,17 @@ func TestStripesSharedWithOneBand(t *testing.T) {
 // (sharedOffset), where two would leave the first two bands and the
 // middle band, at the border columns, with two striped columns each.
 func TestEdgesAtTheEndsAreNoStripes(t *testing.T) {
-	const h, w, bands, sigma = 128, 64, 8, 1.0
 	first := []float64{30, 20, 9, 4, 2, 1, 1, 1}   // columns 20 and 40
 	border := []float64{2, 4, 8, 20, 30, 10, 5, 2} // columns 1 and 62
-	rng := rand.New(rand.NewPCG(8, 22))
-	c := msi.NewCube(h, w, bands)
-	for b := range bands {
-		for y := range h {
-			for x := range w {
-				v := 100 + 20*math.Sin(float64(x)/5+float64(b)/3) + 10*math.Cos(float64(y)/7)
-				switch x {
-				case 20, 40:
-					v += first[b]
-				case 1, w - 2:
-					v += border[b]
-				}
-				c.Set(y, x, b, v+sigma*rng.NormFloat64())
-			}
+	c := lineScene(len(first), 1, 22, func(x, b int) float64 {
+		switch x {
+		case 20, 40:
+			return first[b]
+		case 1, 62:
+			return border[b]
 		}
-	}
+		return 0
+	})
 	r := Detect(c)
 	for b, offsets := range r.StripeOffsets {
 		for x, u := range offsets {
