@@ -342,6 +342,18 @@ type laterBases struct {
 	blocks int
 }
 
+// withStrip returns a strip's second moment about l.mean, of n blocks
+// (strip, changed), and the whole cube's (l.moment) together, each
+// weighted by its blocks (lastPassBasis, stripSpectra).
+func (l *laterBases) withStrip(strip *mat.SymDense, n int) *mat.SymDense {
+	own, whole := float64(n), float64(l.blocks)
+	strip.ScaleSym(own/(own+whole), strip)
+	var weighted mat.SymDense
+	weighted.ScaleSym(whole/(own+whole), l.moment)
+	strip.AddSym(strip, &weighted)
+	return strip
+}
+
 // basis returns the basis of the later passes' eigen-images (nil: the
 // bands), of mean spectrum mean, for the noise sigma of the cube, the
 // least dimension least and the override force of eigenBasis: the
@@ -726,18 +738,13 @@ func roundSpectra(full *subspace.Basis, n, m int, sigma float64) *mat.Dense {
 // of four (docs/results.md, "The rounds of a repair's last pass in
 // strips: its pilot and the whole cube").
 func stripSpectra(on *subspace.Basis, x *msi.Cube, later *laterBases, m int, sigma float64) *mat.Dense {
-	n := float64((x.Height / eigenBlock) * (x.Width / eigenBlock))
-	whole := float64(later.blocks)
-	moment := pilotMoment(on, x, later.mean)
-	moment.ScaleSym(n/(n+whole), moment)
-	var weighted mat.SymDense
-	weighted.ScaleSym(whole/(n+whole), later.moment)
-	moment.AddSym(moment, &weighted)
+	n := (x.Height / eigenBlock) * (x.Width / eigenBlock)
+	moment := later.withStrip(pilotMoment(on, x, later.mean), n)
 	full, err := subspace.FitMoment(moment, later.mean, len(later.mean))
 	if err != nil {
 		return nil
 	}
-	return roundSpectra(full, int(n+whole), m, sigma)
+	return roundSpectra(full, n+later.blocks, m, sigma)
 }
 
 // pilotMoment returns the second moment about the spectrum about of the

@@ -549,11 +549,6 @@ func lastPassBasis(own *subspace.Basis, y *msi.Cube, later *laterBases) (*subspa
 	}
 	strip := subspace.NewMoments(later.mean)
 	strip.Add(blockMeans(y, eigenBlock))
-	n, whole := float64(strip.N), float64(later.blocks)
-	moment := strip.SecondMoment(later.mean)
-	moment.ScaleSym(n/(n+whole), moment)
-	var weighted mat.SymDense
-	weighted.ScaleSym(whole/(n+whole), later.moment)
-	moment.AddSym(moment, &weighted)
+	moment := later.withStrip(strip.SecondMoment(later.mean), strip.N)
 	return subspace.FitMoment(moment, later.mean, own.K)
 }

@@ -813,9 +813,10 @@ func verticalDetails(dst, band []float64, mask []uint8, height, width int) (coef
 // shows it with the same sign at that column, at least half the size and
 // beyond 3 of its own standard errors; two of them must, or one where
 // fewer than two could show it, and one is enough in the first two and
-// last two bands and the border columns (see sharedOffset). Then the offsets of the striped
-// columns are estimated again against the nearest columns not found
-// striped, so that a neighbouring stripe does not bias them.
+// last two bands and the border columns (see sharedOffset). Then the
+// offsets of the striped columns are estimated again against the nearest
+// columns not found striped, so that a neighbouring stripe does not bias
+// them.
 func detectStripes(c *msi.Cube, r *Report) {
 	if c.Width < 2*stripeReach+1 {
 		return
