@@ -9,7 +9,7 @@ import (
 	"tdsc/internal/tile"
 )
 
-// A cube taller than blockSplit lines is denoised in blocks of blockLines
+// A cube taller than blockLines lines is denoised in blocks of blockLines
 // lines, exactly as in strips of that many lines (package tile, --tile
 // blockLines): what the strips share learned once from the whole cube
 // (PrepareStrips: on many bands the eigen-images' basis, the pilot's
@@ -41,20 +41,24 @@ import (
 // 0.15–0.21 dB (docs/results.md, "The rounds of a repair's last pass in
 // strips").
 //
-// Cubes of at most blockSplit lines (every crop of docs/results.md) are
-// denoised whole, as before: their one or two blocks would be a cube cut
-// in two, not a local model.
-const (
-	blockLines = 128
-	blockSplit = 2 * blockLines
-)
+// Cubes of 129 to 256 lines, two blocks, used to be denoised at once, as
+// a cube cut in two seemed no local model. Measured on fifteen of them
+// (Indian Pines with QRNN3D's cases 2–5; 256×256 crops of the CAVE
+// scenes at 31 and 224 bands with Gaussian, Poisson-Gaussian and mixed
+// noise), two blocks moved the whole run by −0.15 to +0.85 dB, +0.20 on
+// average and up on 13 of them, for 1.06–1.23 times the CPU; and the
+// strips of those cubes came closer to the whole run, within 0.1 dB on
+// 10 of them where 5 were, the largest gap 0.45 dB where it was 0.70
+// (docs/results.md, "Cubes of two blocks: in blocks too"). A cube of at
+// most blockLines lines, one block, is denoised at once.
+const blockLines = 128
 
 // inBlocks says whether Denoise runs on a cube of the given height in
 // line blocks: a whole cube (not a strip of PrepareStrips') taller than
-// blockSplit, unless the stages' estimates are observed (afterStage,
+// blockLines, unless the stages' estimates are observed (afterStage,
 // BenchmarkStages: the chain of the whole cube, stage by stage).
 func (d *Denoiser) inBlocks(height int) bool {
-	return d.pilot == nil && d.afterStage == nil && height > blockSplit
+	return d.pilot == nil && d.afterStage == nil && height > blockLines
 }
 
 // denoiseBlocks denoises noisy with noise σ in line blocks (blockLines):

@@ -273,7 +273,7 @@ func (d *Denoiser) Check(sigma float64, height, width, bands int) error {
 
 // Denoise returns the estimate of the clean cube for noise of standard
 // deviation sigma > 0 on the [0, 255] scale, and in the Result the rank it
-// chose. A cube taller than blockSplit lines is denoised in line blocks
+// chose. A cube taller than blockLines lines is denoised in line blocks
 // (blocks.go), bit for bit as in strips of blockLines lines. It stops
 // with ctx.Err() when ctx is cancelled.
 func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) (*msi.Cube, denoise.Result, error) {

@@ -544,7 +544,7 @@ func TestPrepareRepair(t *testing.T) {
 		if threads > 1 {
 			continue
 		}
-		// A whole cube taller than blockSplit runs in blocks, prepared
+		// A whole cube taller than blockLines runs in blocks, prepared
 		// as strips of its lines: they keep the repair's basis, where
 		// the lines' own block means would keep the bands.
 		blocks, _, err := draft.PrepareStrips(context.Background(), tiletest.Lines{Cube: z}, tile.Plan(h, 32, d.StripGeometry(sigma)), sigma)

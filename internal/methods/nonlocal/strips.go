@@ -96,7 +96,7 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
-// cube taller than blockSplit runs in those blocks), in strips of other
+// cube taller than blockLines runs in those blocks), in strips of other
 // heights close to it. The Result is empty: the whole cube's run saves
 // no dictionary either.
 func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []tile.Strip, sigma float64) (denoise.Method, denoise.Result, error) {

@@ -335,15 +335,17 @@ func tallCube(t *testing.T, height int, sigma float64) (clean, noisy *msi.Cube) 
 	return clean, noise.Add(nil, clean, sigma, 1)
 }
 
-// TestDenoiseInBlocks: a whole cube taller than blockSplit lines comes
+// TestDenoiseInBlocks: a whole cube taller than blockLines lines comes
 // out of Denoise bit for bit as from PrepareStrips and strips of
 // blockLines lines (the pipeline's --tile), for 1 and 3 threads, and its
-// Draft runs in blocks too; a cube of blockSplit lines is denoised whole,
+// Draft runs in blocks too; a cube of blockLines lines is denoised whole,
 // as by the chain observed stage by stage (which never runs in blocks),
 // and the taller cube's blocks differ from that chain.
 func TestDenoiseInBlocks(t *testing.T) {
 	const sigma = 30
-	_, noisy := tallCube(t, 300, sigma)
+	// Two blocks: 200 lines, above blockLines and below the 256 at which
+	// cubes were once cut.
+	_, noisy := tallCube(t, 200, sigma)
 	opts := Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}
 	var wholes []*msi.Cube
 	for _, threads := range []int{1, 3} {
@@ -355,8 +357,8 @@ func TestDenoiseInBlocks(t *testing.T) {
 		}
 		wholes = append(wholes, whole)
 		strips := tile.Plan(noisy.Height, blockLines, d.StripGeometry(sigma))
-		if len(strips) != 3 {
-			t.Fatalf("%d strips of %d lines on %d lines, want 3", len(strips), blockLines, noisy.Height)
+		if len(strips) != 2 {
+			t.Fatalf("%d strips of %d lines on %d lines, want 2", len(strips), blockLines, noisy.Height)
 		}
 		prepared, _, err := d.PrepareStrips(context.Background(), tile.Lines{Cube: noisy}, strips, sigma)
 		if err != nil {
@@ -392,7 +394,7 @@ func TestDenoiseInBlocks(t *testing.T) {
 		t.Error("the draft (one Wiener pass, one round, as these options) differs from the blocks' run")
 	}
 
-	_, short := tallCube(t, blockSplit, sigma)
+	_, short := tallCube(t, blockLines, sigma)
 	got, _, err := (&Denoiser{Options: opts}).Denoise(context.Background(), short, sigma)
 	if err != nil {
 		t.Fatal(err)
@@ -402,7 +404,7 @@ func TestDenoiseInBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got.Data, want.Data) {
-		t.Errorf("a cube of %d lines is not denoised whole", blockSplit)
+		t.Errorf("a cube of %d lines is not denoised whole", blockLines)
 	}
 }
 
