@@ -24,8 +24,9 @@ const StreamWindows = 1 << 20
 // (a histogram of the means would fix the levels' edges before the
 // selection moves them). So the Stream keeps the statistics of every
 // window, as Estimate does, up to StreamWindows of them; on a larger cube
-// it keeps a deterministic subsample, every s-th window of a band in
-// raster order, s the smallest stride within the bound. The subsample
+// it keeps a deterministic subsample, every s-th window of every row and
+// every column of a band's windows (kept), s the smallest stride within
+// the bound. The subsample
 // depends on the cube's size alone, so every run fits the same functions
 // from it. With every window kept (s = 1) and the same voxels left out,
 // the fit is Estimate's bit for bit; with a stride its standard errors
@@ -74,18 +75,22 @@ func newStream(height, width, bands, limit int) *Stream {
 	if bands > 2 {
 		fits += bands - 2 // the spectral details of the bands with two neighbours
 	}
-	all := (height / window) * (width / window) * fits
+	rows, cols := height/window, width/window
+	stride := max(1, (rows*cols*fits+limit-1)/limit)
+	for stride < rows+cols && keptWindows(rows, cols, 0, stride)*fits > limit {
+		stride++
+	}
 	return &Stream{
 		height: height, width: width, bands: bands,
-		stride: max(1, (all+limit-1)/limit),
+		stride: stride,
 		own:    make([][]windowStats, bands), spectral: make([][]windowStats, bands),
 		clips: make([][]float64, bands),
 		sums:  make([]float64, bands), counts: make([]int, bands),
 	}
 }
 
-// Stride returns s: a band's windows are kept when their number in
-// raster order is a multiple of it (1: all).
+// Stride returns s: a band's windows are kept when their row and column
+// of windows sum to a multiple of it (1: all).
 func (s *Stream) Stride() int { return s.stride }
 
 // Add gives s the next lines of the cube, c, with mask, when not nil,

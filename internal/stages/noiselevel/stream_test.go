@@ -119,6 +119,61 @@ func TestStreamSubsample(t *testing.T) {
 	}
 }
 
+// TestSubsampleEveryColumn: the windows a stride keeps (kept, through
+// windows) are every stride-th of every column of windows and of every
+// row, within one, however many windows a row holds, and keptWindows
+// counts them as brute force does. Each window's mean is its column (or
+// row) of windows, so the means kept say which were. Every stride-th in
+// raster order keeps only some columns when a row's count is a multiple
+// of the stride.
+func TestSubsampleEveryColumn(t *testing.T) {
+	for _, c := range []struct{ rows, cols, firstRow, stride int }{
+		{12, 16, 0, 2}, {12, 16, 5, 2}, {11, 18, 3, 3}, {9, 20, 1, 4}, {7, 10, 2, 3}, {5, 3, 1, 7},
+	} {
+		h, w := c.rows*window, c.cols*window
+		byCol, byRow := make([]float64, h*w), make([]float64, h*w)
+		for y := range h {
+			for x := range w {
+				byCol[y*w+x], byRow[y*w+x] = float64(x/window), float64(y/window)
+			}
+		}
+		left := make([]bool, h*w)
+		perCol, perRow := make([]int, c.cols), make([]int, c.rows)
+		for _, win := range windows(nil, byCol, nil, left, h, w, c.firstRow, c.stride) {
+			perCol[int(win.mean)]++
+		}
+		for _, win := range windows(nil, byRow, nil, left, h, w, c.firstRow, c.stride) {
+			perRow[int(win.mean)]++
+		}
+		want := 0
+		for r := range c.rows {
+			for col := range c.cols {
+				if (c.firstRow+r+col)%c.stride == 0 {
+					want++
+				}
+			}
+		}
+		if got := keptWindows(c.rows, c.cols, c.firstRow, c.stride); got != want {
+			t.Errorf("%+v: keptWindows %d, brute force %d", c, got, want)
+		}
+		within := func(counts []int, of int) bool {
+			lo, hi := of/c.stride, (of+c.stride-1)/c.stride
+			for _, n := range counts {
+				if n < lo || n > hi {
+					return false
+				}
+			}
+			return true
+		}
+		if !within(perCol, c.rows) {
+			t.Errorf("%+v: windows kept per column %v, want one in every %d of %d", c, perCol, c.stride, c.rows)
+		}
+		if !within(perRow, c.cols) {
+			t.Errorf("%+v: windows kept per row %v, want one in every %d of %d", c, perRow, c.stride, c.cols)
+		}
+	}
+}
+
 // TestStreamClipped: clipping at the top of the range, where the noise is
 // largest (the cube of TestEstimateClippedTop), is found in every window
 // of lines as in the whole band: the stuck voxels left out and the
