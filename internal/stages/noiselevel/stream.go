@@ -26,9 +26,8 @@ const StreamWindows = 1 << 20
 // window, as Estimate does, up to StreamWindows of them; on a larger cube
 // it keeps a deterministic subsample, every s-th window of every row and
 // every column of a band's windows (kept), s the smallest stride within
-// the bound. The subsample
-// depends on the cube's size alone, so every run fits the same functions
-// from it. With every window kept (s = 1) and the same voxels left out,
+// the bound. The subsample depends on the cube's size alone, so every run
+// fits the same functions from it. With every window kept (s = 1) and the same voxels left out,
 // the fit is Estimate's bit for bit; with a stride its standard errors
 // grow by about √s.
 //
