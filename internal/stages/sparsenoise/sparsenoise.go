@@ -1018,48 +1018,11 @@ func detectOutliers(c *msi.Cube, r *Report) []int {
 	// bands run in parallel (strips run this on every window of lines of
 	// every pass, where it was a tenth of the CPU, serial).
 	parallel.Each(c.Bands, func(b int) {
-		near := make([]float64, 0, 8)
-		band, mask, res := c.Band(b), r.Mask[b*n:(b+1)*n], residual[b*n:(b+1)*n]
-		offsets := r.StripeOffsets[b]
-		value := func(i, x int) float64 {
-			if offsets != nil {
-				return band[i] - offsets[x]
-			}
-			return band[i]
+		band := c.Band(b)
+		if offsets := r.StripeOffsets[b]; offsets != nil {
+			band = withoutOffsets(band, offsets, c.Width)
 		}
-		for y := range c.Height {
-			for x := range c.Width {
-				i := y*c.Width + x
-				if mask[i] != 0 {
-					res[i] = math.NaN()
-					continue
-				}
-				near = near[:0]
-				for yy := max(0, y-1); yy <= min(c.Height-1, y+1); yy++ {
-					for xx := max(0, x-1); xx <= min(c.Width-1, x+1); xx++ {
-						if j := yy*c.Width + xx; j != i && mask[j] == 0 {
-							near = append(near, value(j, xx))
-						}
-					}
-				}
-				if len(near) < 3 {
-					res[i] = math.NaN()
-					continue
-				}
-				// How far the pixel lies outside the range of its
-				// neighbours (0 inside): an edge pixel lies within the
-				// values around it, an impulse beyond all of them.
-				lo, hi := slices.Min(near), slices.Max(near)
-				switch v := value(i, x); {
-				case v > hi && v-hi > hi-lo:
-					res[i] = v - hi
-				case v < lo && lo-v > hi-lo:
-					res[i] = v - lo
-				default:
-					res[i] = 0
-				}
-			}
-		}
+		outlierResiduals(residual[b*n:(b+1)*n], band, r.Mask[b*n:(b+1)*n], c.Height, c.Width)
 	})
 	found := make([]int, c.Bands)
 	parallel.Each(c.Bands, func(b int) {
@@ -1085,6 +1048,67 @@ func detectOutliers(c *msi.Cube, r *Report) []int {
 		}
 	})
 	return found
+}
+
+// withoutOffsets returns a copy of the band of lines of the given width
+// with the stripe offset of every column subtracted.
+func withoutOffsets(band, offsets []float64, width int) []float64 {
+	out := make([]float64, len(band))
+	for i, v := range band {
+		out[i] = v - offsets[i%width]
+	}
+	return out
+}
+
+// outlierResiduals sets res, for a band of height×width values and its
+// mask, to detectOutliers' residual of every pixel: NaN for a masked
+// pixel or one with fewer than 3 unmasked 3×3 neighbours, else how far it
+// lies outside the range [lo, hi] of those neighbours when that is more
+// than the range, 0 otherwise. The range is min and max taken over the
+// neighbours in raster order, so a NaN among them makes it NaN and the
+// residual 0.
+//
+// The min and max run over the neighbours as they are read, in raster
+// order. Gathering them into a slice first and taking slices.Min and
+// slices.Max of it, as this did at first, does the same operations in
+// the same order, so gives the same values, in 1.6 to 1.8 times the time
+// on a band of noise (BenchmarkOutlierResiduals); strips pay for this
+// test in every window of lines of every pass over the cube.
+func outlierResiduals(res, band []float64, mask []uint8, height, width int) {
+	for y := range height {
+		y0, y1 := max(0, y-1), min(height-1, y+1)
+		for x := range width {
+			i := y*width + x
+			if mask[i] != 0 {
+				res[i] = math.NaN()
+				continue
+			}
+			x0, x1 := max(0, x-1), min(width-1, x+1)
+			lo, hi := math.Inf(1), math.Inf(-1)
+			count := 0
+			for yy := y0; yy <= y1; yy++ {
+				row := yy * width
+				for j := row + x0; j <= row+x1; j++ {
+					if j != i && mask[j] == 0 {
+						lo, hi = min(lo, band[j]), max(hi, band[j])
+						count++
+					}
+				}
+			}
+			if count < 3 {
+				res[i] = math.NaN()
+				continue
+			}
+			switch v := band[i]; {
+			case v > hi && v-hi > hi-lo:
+				res[i] = v - hi
+			case v < lo && lo-v > hi-lo:
+				res[i] = v - lo
+			default:
+				res[i] = 0
+			}
+		}
+	}
 }
 
 func abs(x int) int {

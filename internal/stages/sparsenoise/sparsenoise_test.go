@@ -449,3 +449,131 @@ func TestNearestLive(t *testing.T) {
 		}
 	}
 }
+
+// gatheredResiduals is outlierResiduals as first written, the oracle of
+// TestOutlierResiduals: each pixel's unmasked 3×3 neighbours gathered,
+// with the stripe offsets subtracted as they are read, and their range
+// taken by slices.Min and slices.Max.
+func gatheredResiduals(res, band, offsets []float64, mask []uint8, height, width int) {
+	near := make([]float64, 0, 8)
+	value := func(i, x int) float64 {
+		if offsets != nil {
+			return band[i] - offsets[x]
+		}
+		return band[i]
+	}
+	for y := range height {
+		for x := range width {
+			i := y*width + x
+			if mask[i] != 0 {
+				res[i] = math.NaN()
+				continue
+			}
+			near = near[:0]
+			for yy := max(0, y-1); yy <= min(height-1, y+1); yy++ {
+				for xx := max(0, x-1); xx <= min(width-1, x+1); xx++ {
+					if j := yy*width + xx; j != i && mask[j] == 0 {
+						near = append(near, value(j, xx))
+					}
+				}
+			}
+			if len(near) < 3 {
+				res[i] = math.NaN()
+				continue
+			}
+			lo, hi := slices.Min(near), slices.Max(near)
+			switch v := value(i, x); {
+			case v > hi && v-hi > hi-lo:
+				res[i] = v - hi
+			case v < lo && lo-v > hi-lo:
+				res[i] = v - lo
+			default:
+				res[i] = 0
+			}
+		}
+	}
+}
+
+// TestOutlierResiduals checks the residuals of the impulse test against
+// gathering every pixel's neighbours, bit for bit, on random bands of
+// every small shape, with and without masked pixels, with stripe
+// offsets, impulses, NaNs left unmasked and zeros of both signs.
+func TestOutlierResiduals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 300 {
+		height, width := 1+rng.IntN(7), 1+rng.IntN(7)
+		n := height * width
+		band, mask := make([]float64, n), make([]uint8, n)
+		for i := range band {
+			switch rng.IntN(12) {
+			case 0:
+				band[i] = 255 // an impulse
+			case 1:
+				band[i] = math.NaN()
+			case 2:
+				band[i] = math.Copysign(0, -1)
+			case 3:
+				band[i] = 0
+			default:
+				band[i] = 100 + 10*rng.NormFloat64()
+			}
+			if trial%3 != 0 && rng.IntN(5) == 0 { // every third band unmasked
+				mask[i] = Impulse
+			}
+		}
+		var offsets []float64
+		if trial%2 == 1 {
+			offsets = make([]float64, width)
+			for x := range offsets {
+				offsets[x] = 30 * rng.NormFloat64()
+			}
+		}
+		want := make([]float64, n)
+		gatheredResiduals(want, band, offsets, mask, height, width)
+		in := band
+		if offsets != nil {
+			in = withoutOffsets(band, offsets, width)
+		}
+		got := make([]float64, n)
+		outlierResiduals(got, in, mask, height, width)
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("trial %d (%d×%d): pixel %d: residual %v, gathering the neighbours gives %v", trial, height, width, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkOutlierResiduals times the impulse test's residuals of a
+// 256×256 band of noise, without masked pixels and with a third of them
+// masked (a band with dense impulses), and those of gathering every
+// pixel's neighbours first (the oracle of TestOutlierResiduals).
+func BenchmarkOutlierResiduals(b *testing.B) {
+	for _, bench := range []struct {
+		name  string
+		share float64
+		run   func(res, band []float64, mask []uint8, height, width int)
+	}{
+		{"masked=0", 0, outlierResiduals},
+		{"masked=1/3", 1.0 / 3, outlierResiduals},
+		{"gathered/masked=0", 0, func(res, band []float64, mask []uint8, height, width int) {
+			gatheredResiduals(res, band, nil, mask, height, width)
+		}},
+	} {
+		share := bench.share
+		b.Run(bench.name, func(b *testing.B) {
+			const side = 256
+			rng := rand.New(rand.NewPCG(3, 5))
+			band, mask, res := make([]float64, side*side), make([]uint8, side*side), make([]float64, side*side)
+			for i := range band {
+				band[i] = 100 + 30*rng.NormFloat64()
+				if rng.Float64() < share {
+					mask[i] = Impulse
+				}
+			}
+			for b.Loop() {
+				bench.run(res, band, mask, side, side)
+			}
+		})
+	}
+}
