@@ -64,6 +64,23 @@ func (r stabilisedLines) ReadLines(y0, n int) (*msi.Cube, error) {
 	return r.stab.transform(c), nil
 }
 
+// sceneLines reads the lines of a cube stabilised with the input's
+// impulse and dead pixels in them missing (withoutSparse): what the noise
+// model of the stabilised cube is fitted on, as the whole run detects on
+// it (Job.runWhole).
+type sceneLines stabilisedLines
+
+// ReadLines returns the lines, stabilised, the input's impulse and dead
+// pixels missing.
+func (r sceneLines) ReadLines(y0, n int) (*msi.Cube, error) {
+	c, err := r.Reader.ReadLines(y0, n)
+	if err != nil {
+		return nil, err
+	}
+	z, pixels := r.stab.forward(c)
+	return withoutSparse(z, pixels), nil
+}
+
 // signalSampleValues bounds the values of the lines of a cube in strips
 // that the directions of signal are counted on (64 MiB of float64s), and
 // signalSampleBlock is the lines of each of the blocks spread evenly over
@@ -101,9 +118,10 @@ func (j *Job) stabilisedStrips(ctx context.Context, in tile.Reader, stored msi.S
 	}
 	log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
 	lines := stabilisedLines{in, t}
-	// The stabilised cube's σ and stripes; its impulses, dead pixels and
-	// missing voxels are the input's.
-	fitted, took, err := j.fitModel(ctx, lines, "noise model of the stabilised cube", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
+	// The stabilised cube's σ and stripes, measured without the input's
+	// impulses and dead pixels; those and the missing voxels are the
+	// input's.
+	fitted, took, err := j.fitModel(ctx, sceneLines(lines), "noise model of the stabilised cube", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
 		return sparsenoise.FitCubeWide(ctx, r, window, progress)
 	}, log)
 	if err != nil {

@@ -335,3 +335,51 @@ func TestStreamedNoiseLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestStabilisedSigmaWithoutImpulses: a band with stripes and dense
+// impulses set after them. Subtracting the input's stripe offsets before
+// the transform moves the impulses of each striped column to a value of
+// its own, too few of them on a short cube to be found stuck again on
+// the stabilised cube; its σ is measured without the input's impulses,
+// whole and in strips, and is the transform's.
+func TestStabilisedSigmaWithoutImpulses(t *testing.T) {
+	dir := t.TempDir()
+	levels := []noise.Level{{A: 2, B: 16}}
+	noisy, _, err := noise.Simulate(nil, scene(24, 240, 4), noise.Spec{PoissonGaussian: levels, Seed: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(6, 7))
+	const band = 1
+	for y := range noisy.Height {
+		for x := range noisy.Width {
+			if x%6 == 0 { // a stripe on every 6th column of bands 2 and 3
+				noisy.Set(y, x, band, noisy.At(y, x, band)+80+float64(x%5))
+			}
+			if x%6 == 3 {
+				noisy.Set(y, x, band+1, noisy.At(y, x, band+1)+60)
+			}
+			if rng.Float64() < 0.6 {
+				noisy.Set(y, x, band, float64(255*rng.IntN(2)))
+			}
+		}
+	}
+	in := writeInput(t, dir, noisy)
+	for _, lines := range []int{0, 12} {
+		j := job(in, dir, nil)
+		j.Force = true
+		j.Strips.Lines = lines
+		j.Noise.Params = levels
+		out, err := Run(context.Background(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Path != PathStabilised || out.Found == nil {
+			t.Fatalf("--tile %d: path %q, want %q with a model", lines, out.Path, PathStabilised)
+		}
+		scale := out.Stabilised.Scale
+		if s := out.Found.Sigma[band]; math.Abs(s/scale-1) > 0.2 {
+			t.Errorf("--tile %d: σ of band %d on the stabilised cube %.2f, the transform's %.2f", lines, band+1, s, scale)
+		}
+	}
+}
