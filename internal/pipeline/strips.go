@@ -212,6 +212,11 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 				j.Input, err, tile.FormatBytes(budget), tile.FormatBytes(FixedMemory))
 		}
 	}
+	if geom.MaxLines > 0 && lines > geom.MaxLines {
+		// A taller strip would be denoised at once (tile.Geometry).
+		log.Logf("the method denoises a cube in blocks of %d lines, as a whole run does: using strips of %d lines", geom.MaxLines, geom.MaxLines)
+		lines = geom.MaxLines
+	}
 	if j.Strips.Shard.Count > 0 {
 		lines = j.shardLines(lines, height, geom, log)
 	}

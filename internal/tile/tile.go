@@ -38,19 +38,26 @@ type Range struct{ Start, End int }
 func (r Range) Len() int { return r.End - r.Start }
 
 // Geometry is what a method needs of its strips: Halo lines of context on
-// each side of a core, and cores that start at multiples of Align (and so
-// reads that do too, Halo being a multiple of Align).
+// each side of a core, cores that start at multiples of Align (and so
+// reads that do too, Halo being a multiple of Align), and, when MaxLines
+// is not 0, cores of at most MaxLines lines: a method that denoises a
+// cube in blocks of that many lines, a whole cube too, would denoise a
+// taller strip at once, not as the whole run does.
 type Geometry struct {
-	Halo, Align int
+	Halo, Align, MaxLines int
 }
 
 // Plan cuts height lines into strips whose cores have lines lines (the
-// last may be shorter), lines rounded down to a multiple of g.Align (at
-// least g.Align). It panics if height < 1, g.Align < 1, g.Halo < 0 or
-// g.Halo is not a multiple of g.Align.
+// last may be shorter), lines taken down to g.MaxLines when that is not 0
+// and rounded down to a multiple of g.Align (at least g.Align). It panics
+// if height < 1, g.Align < 1, g.Halo < 0, g.MaxLines < 0 or g.Halo or
+// g.MaxLines is not a multiple of g.Align.
 func Plan(height, lines int, g Geometry) []Strip {
-	if height < 1 || g.Align < 1 || g.Halo < 0 || g.Halo%g.Align != 0 {
+	if height < 1 || g.Align < 1 || g.Halo < 0 || g.Halo%g.Align != 0 || g.MaxLines < 0 || g.MaxLines%g.Align != 0 {
 		panic(fmt.Sprintf("tile: Plan(%d, %d, %+v): bad geometry", height, lines, g))
+	}
+	if g.MaxLines > 0 {
+		lines = min(lines, g.MaxLines)
 	}
 	lines = max(g.Align, lines/g.Align*g.Align)
 	var strips []Strip

@@ -13,13 +13,18 @@ import (
 )
 
 // Every plan covers the lines once with its cores, in order; cores and
-// reads start on the alignment; reads hold the halo, clipped to the cube.
+// reads start on the alignment; reads hold the halo, clipped to the cube;
+// cores have the lines asked for, at most MaxLines when it is set.
 func TestPlan(t *testing.T) {
-	for _, g := range []Geometry{{0, 1}, {10, 10}, {12, 6}, {32, 1}} {
+	for _, g := range []Geometry{{0, 1, 0}, {10, 10, 0}, {12, 6, 0}, {32, 1, 0}, {4, 2, 16}, {6, 6, 6}} {
 		for height := 1; height <= 70; height++ {
 			for _, lines := range []int{1, 7, 10, 24, 100} {
 				strips := Plan(height, lines, g)
-				want := max(g.Align, lines/g.Align*g.Align)
+				want := lines
+				if g.MaxLines > 0 {
+					want = min(want, g.MaxLines)
+				}
+				want = max(g.Align, want/g.Align*g.Align)
 				next := 0
 				for i, s := range strips {
 					name := fmt.Sprintf("Plan(%d, %d, %+v) strip %d %+v", height, lines, g, i, s)
@@ -43,7 +48,7 @@ func TestPlan(t *testing.T) {
 			}
 		}
 	}
-	for _, g := range []Geometry{{5, 2}, {-2, 1}, {4, 0}} {
+	for _, g := range []Geometry{{5, 2, 0}, {-2, 1, 0}, {4, 0, 0}, {4, 2, -2}, {4, 2, 5}} {
 		func() {
 			defer func() {
 				if recover() == nil {

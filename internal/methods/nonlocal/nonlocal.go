@@ -36,11 +36,11 @@
 // cube, what every strip shares: on many bands the basis of the
 // eigen-images, then the pilot's dictionary and the rank (PrepareStrips,
 // streamedEigenBasis, StreamedRank); the rest is each strip's, with a halo
-// of lines around it (StripGeometry). A whole cube taller than 256 lines
-// is denoised the same way, in blocks of 128 lines (blocks.go): the
-// stages' spectral subspaces fitted per block are more local than one
-// fitted on the whole scene, and better, and a run whole then gives what
-// a run in strips of 128 lines gives. The low-rank rounds of a repair's
+// of lines around it (StripGeometry), in strips of at most 128 lines. A
+// whole cube taller than 128 lines is denoised the same way, in blocks of
+// 128 lines (blocks.go): the stages' spectral subspaces fitted per block
+// are more local than one fitted on the whole scene, and better, and a
+// run whole then gives what a run in strips of 128 lines gives. The low-rank rounds of a repair's
 // passes on eigen-images work, in every block and strip, in spectra
 // fitted on the whole cube (roundSpectra), not on the block's or strip's
 // fewer pixels.

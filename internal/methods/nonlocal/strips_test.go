@@ -360,6 +360,11 @@ func TestDenoiseInBlocks(t *testing.T) {
 		if len(strips) != 2 {
 			t.Fatalf("%d strips of %d lines on %d lines, want 2", len(strips), blockLines, noisy.Height)
 		}
+		// Taller strips are planned as the blocks: one strip of the
+		// whole cube would be denoised at once.
+		if tall := tile.Plan(noisy.Height, noisy.Height, d.StripGeometry(sigma)); !slices.Equal(tall, strips) {
+			t.Fatalf("strips of %d lines planned as %v, want the blocks %v", noisy.Height, tall, strips)
+		}
 		prepared, _, err := d.PrepareStrips(context.Background(), tile.Lines{Cube: noisy}, strips, sigma)
 		if err != nil {
 			t.Fatal(err)
