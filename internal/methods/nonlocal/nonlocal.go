@@ -40,10 +40,10 @@
 // whole cube taller than 128 lines is denoised the same way, in blocks of
 // 128 lines (blocks.go): the stages' spectral subspaces fitted per block
 // are more local than one fitted on the whole scene, and better, and a
-// run whole then gives what a run in strips of 128 lines gives. The low-rank rounds of a repair's
-// passes on eigen-images work, in every block and strip, in spectra
-// fitted on the whole cube (roundSpectra), not on the block's or strip's
-// fewer pixels.
+// run whole then gives what a run in strips of 128 lines gives. The
+// low-rank rounds of a repair's passes on eigen-images work, in every
+// block and strip, in spectra fitted on the whole cube (roundSpectra),
+// not on the block's or strip's fewer pixels.
 //
 // docs/results.md has the ablation behind every stage and default.
 package nonlocal
