@@ -27,9 +27,9 @@ const StreamWindows = 1 << 20
 // it keeps a deterministic subsample, every s-th window of every row and
 // every column of a band's windows (kept), s the smallest stride within
 // the bound. The subsample depends on the cube's size alone, so every run
-// fits the same functions from it. With every window kept (s = 1) and the same voxels left out,
-// the fit is Estimate's bit for bit; with a stride its standard errors
-// grow by about √s.
+// fits the same functions from it. With every window kept (s = 1) and the
+// same voxels left out, the fit is Estimate's bit for bit; with a stride
+// its standard errors grow by about √s.
 //
 // What differs from Estimate is the search for stuck values (see stuck):
 // it needs a band's histogram of values, which only the whole band gives,

@@ -1064,9 +1064,8 @@ func withoutOffsets(band, offsets []float64, width int) []float64 {
 // mask, to detectOutliers' residual of every pixel: NaN for a masked
 // pixel or one with fewer than 3 unmasked 3×3 neighbours, else how far it
 // lies outside the range [lo, hi] of those neighbours when that is more
-// than the range, 0 otherwise. The range is min and max taken over the
-// neighbours in raster order, so a NaN among them makes it NaN and the
-// residual 0.
+// than the range, 0 otherwise (a NaN among the neighbours makes the range
+// NaN and the residual 0).
 //
 // The min and max run over the neighbours as they are read, in raster
 // order. Gathering them into a slice first and taking slices.Min and
