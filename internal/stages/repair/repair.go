@@ -121,65 +121,132 @@ var ErrAllMasked = errors.New("repair: every pixel is missing, an impulse or dea
 // every pixel is masked, an error when every band's σ is 0, and the
 // denoiser's error, if any.
 func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoise Method, o Options) (*Result, error) {
-	if det.Height != noisy.Height || det.Width != noisy.Width || det.Bands != noisy.Bands {
-		return nil, fmt.Errorf("repair: the noise report is of a %d×%d×%d cube, the cube is %s", det.Height, det.Width, det.Bands, noisy.Size())
-	}
 	passes := o.Passes
 	if passes == 0 {
 		passes = DefaultPasses
 	}
-	if passes < 1 {
-		return nil, fmt.Errorf("repair: passes must be at least 1, got %d", passes)
-	}
-	if !slices.ContainsFunc(det.Mask, func(m uint8) bool { return m == 0 }) {
-		return nil, ErrAllMasked
-	}
-	if !slices.ContainsFunc(det.Sigma, func(s float64) bool { return s > 0 }) {
-		return nil, errors.New("repair: no band has Gaussian noise (every σ is 0): nothing to denoise")
+	if err := check(noisy, det, passes); err != nil {
+		return nil, err
 	}
 	z, mask, offsets, err := prepare(noisy, det, o)
 	if err != nil {
 		return nil, err
 	}
-	var x *msi.Cube
-	for pass := 0; pass < passes; pass++ {
-		draft := pass < passes-1 && o.Draft != nil
-		method := denoise
-		if draft {
-			method = o.Draft
-		}
-		if o.NoWhiten {
-			x, err = method(ctx, z, bandwhiten.Reference(det.Sigma, bandwhiten.ReferenceMedian))
-		} else {
-			x, err = bandwhiten.Denoise(ctx, method, z, det.Sigma, bandwhiten.Options{Pivots: o.Pivots})
-		}
-		if err != nil {
+	p, x, err := firstPasses(ctx, noisy, det.Sigma, &Pending{Next: z, Mask: mask, Offsets: offsets}, denoise, o, passes)
+	if err != nil {
+		return nil, err
+	}
+	if x == nil {
+		if x, err = LastPass(ctx, p.Next, det.Sigma, denoise, o); err != nil {
 			return nil, err
 		}
-		if pass == passes-1 {
-			break
+	}
+	return &Result{Estimate: x, Sparse: sparsePart(noisy, x, p.Mask, p.Offsets), Mask: p.Mask, StripeOffsets: p.Offsets}, nil
+}
+
+// Pending is what the passes of Remove before its last leave for the
+// last: the cube it denoises (before any whitening: the stripe offsets
+// estimated again subtracted, the masked pixels at the pass before's
+// estimate), the mask of the pixels treated as missing and the stripe
+// offsets subtracted.
+type Pending struct {
+	Next    *msi.Cube
+	Mask    []uint8
+	Offsets [][]float64
+}
+
+// FirstPasses runs the passes of Remove before its last (none when
+// o.Passes is 1) and returns what they leave for the last, which
+// LastPass runs; its errors are Remove's. It needs o.Draft when there is
+// more than one pass: without a draft, a pass that leaves the cube as it
+// was ends the repair with its own estimate (Remove), and there is no
+// last pass to leave.
+//
+// Why apart: a cube denoised in strips may run every strip's first
+// passes, then learn what the last pass shares from the whole cube they
+// leave, as a run on the whole cube learns it from its own, and then
+// every strip's last pass.
+func FirstPasses(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoise Method, o Options) (*Pending, error) {
+	passes := o.Passes
+	if passes == 0 {
+		passes = DefaultPasses
+	}
+	if passes > 1 && o.Draft == nil {
+		return nil, errors.New("repair: the first passes alone need a draft method")
+	}
+	if err := check(noisy, det, passes); err != nil {
+		return nil, err
+	}
+	z, mask, offsets, err := prepare(noisy, det, o)
+	if err != nil {
+		return nil, err
+	}
+	p, _, err := firstPasses(ctx, noisy, det.Sigma, &Pending{Next: z, Mask: mask, Offsets: offsets}, denoise, o, passes)
+	return p, err
+}
+
+// LastPass returns the estimate of the last pass of Remove from the cube
+// next it denoises (Pending.Next): denoise run on it whitened by the
+// bands' σ sigmas, or unwhitened at their median with o.NoWhiten.
+func LastPass(ctx context.Context, next *msi.Cube, sigmas []float64, denoise Method, o Options) (*msi.Cube, error) {
+	if o.NoWhiten {
+		return denoise(ctx, next, bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian))
+	}
+	return bandwhiten.Denoise(ctx, denoise, next, sigmas, bandwhiten.Options{Pivots: o.Pivots})
+}
+
+// firstPasses runs the passes before the last of passes from p, the cube
+// as prepared, and returns what they leave; x is not nil when a pass
+// that was not a draft left the cube as it was: its estimate x is then
+// final (another pass would return it again).
+func firstPasses(ctx context.Context, noisy *msi.Cube, sigmas []float64, p *Pending, denoise Method, o Options, passes int) (*Pending, *msi.Cube, error) {
+	z, offsets := p.Next, p.Offsets
+	for range passes - 1 {
+		method := denoise
+		if o.Draft != nil {
+			method = o.Draft
+		}
+		x, err := LastPass(ctx, z, sigmas, method, o)
+		if err != nil {
+			return nil, nil, err
 		}
 		if !o.KeepStripes && !o.NoReestimate {
-			offsets = reestimateStripes(noisy, x, mask, det.Sigma, offsets)
+			offsets = reestimateStripes(noisy, x, p.Mask, sigmas, offsets)
 		}
 		next := SubtractStripes(noisy, offsets)
-		for i, m := range mask {
+		for i, m := range p.Mask {
 			if m != 0 {
 				next.Data[i] = x.Data[i]
 			}
 		}
 		if slices.Equal(next.Data, z.Data) {
 			// Nothing to repair: another pass would return x again, so
-			// only the final one is left to run, if this was a draft.
-			if !draft {
-				break
+			// only the last is left to run, if this was a draft.
+			if o.Draft == nil {
+				return &Pending{Next: z, Mask: p.Mask, Offsets: offsets}, x, nil
 			}
-			pass = passes - 2
-			continue
+			break
 		}
 		z = next
 	}
-	return &Result{Estimate: x, Sparse: sparsePart(noisy, x, mask, offsets), Mask: mask, StripeOffsets: offsets}, nil
+	return &Pending{Next: z, Mask: p.Mask, Offsets: offsets}, nil, nil
+}
+
+// check returns Remove's error for its arguments, if any.
+func check(noisy *msi.Cube, det *sparsenoise.Report, passes int) error {
+	if det.Height != noisy.Height || det.Width != noisy.Width || det.Bands != noisy.Bands {
+		return fmt.Errorf("repair: the noise report is of a %d×%d×%d cube, the cube is %s", det.Height, det.Width, det.Bands, noisy.Size())
+	}
+	if passes < 1 {
+		return fmt.Errorf("repair: passes must be at least 1, got %d", passes)
+	}
+	if !slices.ContainsFunc(det.Mask, func(m uint8) bool { return m == 0 }) {
+		return ErrAllMasked
+	}
+	if !slices.ContainsFunc(det.Sigma, func(s float64) bool { return s > 0 }) {
+		return errors.New("repair: no band has Gaussian noise (every σ is 0): nothing to denoise")
+	}
+	return nil
 }
 
 // Prepare returns the cube the first pass of Remove denoises (before any

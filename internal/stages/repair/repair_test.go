@@ -11,6 +11,7 @@ import (
 
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/stages/bandwhiten"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/testenv/cubetest"
 )
@@ -371,4 +372,87 @@ func TestRemoveWithMissing(t *testing.T) {
 			t.Fatalf("%+v: the denoiser saw a NaN (%v) or the estimate has one", o, sawNaN)
 		}
 	}
+}
+
+// TestFirstPassesThenLastPass: the first passes' cube denoised by
+// LastPass, and Remove, give the estimate of the passes run one after
+// the other as the package comment states them (passesOracle), bit for
+// bit, with a draft that differs from the method (so that a pass run by
+// the wrong one shows), for two and three passes; without a draft
+// FirstPasses refuses more than one pass.
+func TestFirstPassesThenLastPass(t *testing.T) {
+	clean := smoothCube(48, 48, 6)
+	noisy, _, err := noise.SimulateCase(nil, clean, noise.CaseMixture, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := sparsenoise.Detect(noisy)
+	ctx := context.Background()
+	draft := func(ctx context.Context, c *msi.Cube, sigma float64) (*msi.Cube, error) {
+		x, err := boxBlur(ctx, c, sigma)
+		if err == nil {
+			x.Data[0]++ // a draft not the method's result
+		}
+		return x, err
+	}
+	for _, passes := range []int{2, 3} {
+		o := Options{Passes: passes, Draft: draft}
+		want := passesOracle(t, noisy, det, boxBlur, o)
+		whole, err := Remove(ctx, noisy, det, boxBlur, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(whole.Estimate.Data, want.Data) {
+			t.Errorf("%d passes: Remove's estimate is not the passes' (RMS difference %.3g)", passes, cubetest.RMSE(whole.Estimate, want))
+		}
+		p, err := FirstPasses(ctx, noisy, det, boxBlur, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.Mask, det.Mask) {
+			t.Errorf("%d passes: the first passes' mask is not the detector's", passes)
+		}
+		x, err := LastPass(ctx, p.Next, det.Sigma, boxBlur, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(x.Data, want.Data) {
+			t.Errorf("%d passes: the last pass on the first passes' cube is not the passes' estimate (RMS difference %.3g)", passes, cubetest.RMSE(x, want))
+		}
+	}
+	if _, err := FirstPasses(ctx, noisy, det, boxBlur, Options{}); err == nil {
+		t.Error("FirstPasses ran two passes without a draft")
+	}
+}
+
+// passesOracle runs the passes of a repair with a draft on a cube whose
+// every pass changes it, step by step as the package comment states them.
+func passesOracle(t *testing.T, noisy *msi.Cube, det *sparsenoise.Report, method Method, o Options) *msi.Cube {
+	t.Helper()
+	z, _, err := Prepare(noisy, det, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offsets := det.StripeOffsets
+	for pass := range o.Passes {
+		run := o.Draft
+		if pass == o.Passes-1 {
+			run = method
+		}
+		x, err := bandwhiten.Denoise(context.Background(), run, z, det.Sigma, bandwhiten.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pass == o.Passes-1 {
+			return x
+		}
+		offsets = reestimateStripes(noisy, x, det.Mask, det.Sigma, offsets)
+		z = SubtractStripes(noisy, offsets)
+		for i, m := range det.Mask {
+			if m != 0 {
+				z.Data[i] = x.Data[i]
+			}
+		}
+	}
+	return nil
 }
