@@ -71,6 +71,19 @@ func TileGeometry(m Method, sigma float64) (tile.Geometry, bool) {
 	return tile.Geometry{Halo: DefaultHalo, Align: 1}, false
 }
 
+// LastPasser is implemented by the methods a StripPreparer returns from
+// RepairLines whose repair's last pass, in strips, is prepared as a run
+// on the whole cube prepares it: from the whole cube the first passes
+// leave (the voxels they filled at their estimate, the stripes estimated
+// again), once every strip's first passes are done. LastPass returns the
+// method to prepare on those lines (PrepareStrips), as the whole run's
+// repair has it before it learns from them, or nil when the method was
+// not prepared on RepairLines.
+type LastPasser interface {
+	Method
+	LastPass() Method
+}
+
 // PrepareStrips returns the method that denoises the strips of the cube of
 // r (planned with TileGeometry) and the Result of what it learned from the
 // whole cube: a Tiler's PrepareTiles, a StripPreparer's PrepareStrips, or

@@ -115,6 +115,11 @@ type Set struct {
 	// whose lines every part holds: the output, then, for example, a mask
 	// and a residual (0 is 1, the output alone).
 	Layers int
+	// Stage, if not "", names parts that the shards write before the
+	// output's and read back (Lines): what a sweep of every strip leaves
+	// for a later one. Its parts are ".OUT.shard-STAGE-I-of-N", claimed
+	// for writing by ClaimPart, and Clean removes them with the rest.
+	Stage string
 }
 
 // layers returns the number of layers of the set's parts.
@@ -122,8 +127,15 @@ func (s Set) layers() int { return max(1, s.Layers) }
 
 // PartPath returns the path of the part of shard index.
 func (s Set) PartPath(index int) string {
+	if s.Stage != "" {
+		return s.hidden(fmt.Sprintf("shard-%s-%d-of-%d", s.Stage, index, s.Count))
+	}
 	return s.hidden(fmt.Sprintf("shard-%d-of-%d", index, s.Count))
 }
+
+// PartClaimPath returns the path of the claim on writing the part of
+// shard index (ClaimPart).
+func (s Set) PartClaimPath(index int) string { return s.PartPath(index) + ".writing" }
 
 // claimPath is the file whose creation claims the assembly.
 func (s Set) claimPath() string { return s.hidden(fmt.Sprintf("shards-of-%d.assembling", s.Count)) }
@@ -422,7 +434,20 @@ func eachCore(path string, t trailer, fn func(y0 int, layers []*msi.Cube) error)
 // when another holds it. A claim left by a process of this host that has
 // ended is taken over.
 func (s Set) Claim() (release func(), ok bool, err error) {
-	path := s.claimPath()
+	return claim(s.claimPath())
+}
+
+// ClaimPart claims the writing of the part of shard index for this
+// process, as Claim claims the assembly: a shard that has written its own
+// part may write another's that no process is writing, so that shards
+// that do not all run at once (more shards than slots, one after the
+// other) still leave every part, each part written once.
+func (s Set) ClaimPart(index int) (release func(), ok bool, err error) {
+	return claim(s.PartClaimPath(index))
+}
+
+// claim creates the claim at path for this process (Claim).
+func claim(path string) (release func(), ok bool, err error) {
 	host, _ := os.Hostname()
 	me := fmt.Sprintf("%s %d", host, os.Getpid())
 	for range 2 {
@@ -464,6 +489,16 @@ func abandoned(path, host string) bool {
 	return !running(n)
 }
 
+// Claimant returns who holds the claim at path ("host pid"), "" when
+// none does or it cannot be read, for messages.
+func Claimant(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // ClaimPath returns the path of the claim, for messages.
 func (s Set) ClaimPath() string { return s.claimPath() }
 
@@ -482,4 +517,107 @@ func (s Set) Clean() {
 			os.Remove(filepath.Join(filepath.Dir(s.Out), e.Name()))
 		}
 	}
+}
+
+// Lines reads the lines of the first layer of the parts, in any order,
+// as a tile.Reader: the cube the cores of every part make up together,
+// which must cover its lines from 0 each once. Close closes its files.
+type Lines struct {
+	files                []*os.File
+	cores                []coreAt
+	height, width, bands int
+	raw                  []byte
+}
+
+// coreAt is a core of a part: its lines [start, end), its part's index
+// in Lines.files, and the offset of its values in the part.
+type coreAt struct {
+	start, end int
+	file       int
+	offset     int64
+}
+
+// Lines opens the parts for reading their lines (the first layer's). It
+// is an error if the parts' cores do not cover lines 0 to their last
+// line, each once.
+func (p *Parts) Lines() (*Lines, error) {
+	l := &Lines{}
+	for i, path := range p.paths {
+		t := p.trailers[i]
+		l.width, l.bands = t.Width, t.Bands
+		f, err := os.Open(path)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		l.files = append(l.files, f)
+		var offset int64
+		for _, c := range t.Cores {
+			l.cores = append(l.cores, coreAt{start: c[0], end: c[1], file: i, offset: offset})
+			offset += 8 * int64(c[1]-c[0]) * int64(t.Width) * int64(t.Bands) * int64(max(1, t.Layers))
+		}
+	}
+	slices.SortFunc(l.cores, func(a, b coreAt) int { return a.start - b.start })
+	for _, c := range l.cores {
+		if c.start != l.height || c.end <= c.start {
+			l.Close()
+			return nil, fmt.Errorf("%s: the parts' cores do not cover the lines from 0 each once (lines %d–%d after %d)", p.paths[c.file], c.start, c.end-1, l.height)
+		}
+		l.height = c.end
+	}
+	return l, nil
+}
+
+// Size returns the height, width and bands of the parts' cube.
+func (l *Lines) Size() (height, width, bands int) { return l.height, l.width, l.bands }
+
+// ReadLines returns lines y0 .. y0+n−1 of the parts' cube. It is not safe
+// for concurrent use.
+func (l *Lines) ReadLines(y0, n int) (*msi.Cube, error) {
+	if y0 < 0 || n < 1 || y0+n > l.height {
+		return nil, fmt.Errorf("shard: lines %d–%d of parts of %d lines", y0, y0+n-1, l.height)
+	}
+	out := msi.NewCube(n, l.width, l.bands)
+	i, _ := slices.BinarySearchFunc(l.cores, y0, func(c coreAt, y int) int {
+		switch {
+		case c.end <= y:
+			return -1
+		case c.start > y:
+			return 1
+		}
+		return 0
+	})
+	for y := y0; y < y0+n; i++ {
+		c := l.cores[i]
+		lines := min(c.end, y0+n) - y
+		per := lines * l.width
+		if need := 8 * per; cap(l.raw) < need {
+			l.raw = make([]byte, need)
+		}
+		raw := l.raw[:8*per]
+		for b := range l.bands {
+			// A core holds band after band, each of its lines in order.
+			at := c.offset + 8*(int64(b)*int64(c.end-c.start)+int64(y-c.start))*int64(l.width)
+			if _, err := l.files[c.file].ReadAt(raw, at); err != nil {
+				return nil, fmt.Errorf("%s: %v", l.files[c.file].Name(), err)
+			}
+			dst := out.Band(b)[(y-y0)*l.width:]
+			for k := range per {
+				dst[k] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*k:]))
+			}
+		}
+		y += lines
+	}
+	return out, nil
+}
+
+// Close closes the parts' files.
+func (l *Lines) Close() error {
+	var first error
+	for _, f := range l.files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -127,6 +128,34 @@ func TestPartsRoundTrip(t *testing.T) {
 					t.Fatalf("%d layers: layer %d, value %d: %v, want %v", layers, l, i, got[l].Data[i], cubes[l].Data[i])
 				}
 			}
+		}
+		// Lines reads any lines of the first layer, across cores and parts.
+		lines, err := parts.Lines()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gh, gw, gb := lines.Size(); gh != h || gw != w || gb != b {
+			t.Fatalf("%d layers: Lines of %d×%d×%d, want %d×%d×%d", layers, gh, gw, gb, h, w, b)
+		}
+		for range 50 {
+			y0 := rng.IntN(h)
+			n := 1 + rng.IntN(h-y0)
+			c, err := lines.ReadLines(y0, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := cubes[0].Crop(y0, 0, 0, n, w, b)
+			for i := range want.Data {
+				if math.Float64bits(c.Data[i]) != math.Float64bits(want.Data[i]) {
+					t.Fatalf("%d layers: lines %d–%d, value %d: %v, want %v", layers, y0, y0+n-1, i, c.Data[i], want.Data[i])
+				}
+			}
+		}
+		if _, err := lines.ReadLines(h-1, 2); err == nil {
+			t.Errorf("%d layers: read past the last line", layers)
+		}
+		if err := lines.Close(); err != nil {
+			t.Fatal(err)
 		}
 		// Every part is there but of another run: an error that names the
 		// first part and says how the settings differ.
@@ -261,5 +290,49 @@ func TestClaim(t *testing.T) {
 	}
 	if names, _ := os.ReadDir(filepath.Dir(set.Out)); len(names) != 0 {
 		t.Errorf("claims left %v", names)
+	}
+}
+
+// TestStageParts: a stage's parts are named apart from the output's, one
+// process at a time may claim the writing of each, and Clean removes
+// them with their claims.
+func TestStageParts(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o.hdr")
+	set := Set{Out: out, Count: 2, Key: "k"}
+	stage := Set{Out: out, Count: 2, Key: "k", Stage: "first-pass"}
+	if stage.PartPath(1) == set.PartPath(1) || filepath.Dir(stage.PartPath(1)) != filepath.Dir(out) {
+		t.Fatalf("the stage's part %s, the output's %s", stage.PartPath(1), set.PartPath(1))
+	}
+	p, err := stage.Create(1, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteLines(0, msi.NewCube(3, 2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Commit(""); err != nil {
+		t.Fatal(err)
+	}
+	if !stage.Done(1) || set.Done(1) {
+		t.Fatalf("the stage's part done %v, the output's %v: want only the stage's", stage.Done(1), set.Done(1))
+	}
+	release, ok, err := stage.ClaimPart(2)
+	if !ok || err != nil {
+		t.Fatalf("first claim of part 2: %v, %v", ok, err)
+	}
+	if _, ok, err := stage.ClaimPart(2); ok || err != nil {
+		t.Fatalf("second claim of part 2 while the first holds: %v, %v", ok, err)
+	}
+	host, _ := os.Hostname()
+	if got, want := Claimant(stage.PartClaimPath(2)), fmt.Sprintf("%s %d", host, os.Getpid()); got != want {
+		t.Errorf("the claim is held by %q, want %q", got, want)
+	}
+	if _, ok, err := stage.ClaimPart(1); !ok || err != nil {
+		t.Fatalf("a claim of part 1 while part 2's holds: %v, %v", ok, err)
+	}
+	release()
+	set.Clean()
+	if names, _ := os.ReadDir(filepath.Dir(out)); len(names) != 0 {
+		t.Errorf("Clean left %v", names)
 	}
 }

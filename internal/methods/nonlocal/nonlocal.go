@@ -262,6 +262,10 @@ type Denoiser struct {
 	// rounds' spectra (PrepareStrips on the lines of a whole cube,
 	// denoiseBlocks, stripSpectra).
 	repairLater *laterBases
+	// lastPass, if not nil, is the Denoiser a repair's last pass in
+	// strips is prepared from on the cube its first passes leave
+	// (LastPass): PrepareStrips' on denoise.RepairLines.
+	lastPass *Denoiser
 }
 
 // Check returns the error Denoise would return for noise level sigma on a
