@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tdsc/internal/formats"
+	"tdsc/internal/msi"
 )
 
 // cancelOn is a stderr that calls cancel as soon as a write contains
@@ -151,6 +154,60 @@ func TestInterruptLeavesNoOutput(t *testing.T) {
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, inputs) {
 		t.Errorf("interrupted train left %v beside its input", names)
+	}
+}
+
+// TestInterruptTwoSweeps interrupts the default method's repair in strips,
+// which runs in two sweeps (the first passes' cube kept beside the output
+// as a part), the way SIGINT does: a run that is not sharded leaves
+// nothing, in either sweep; a shard interrupted in its first passes leaves
+// neither their part nor its claim on writing it, one interrupted in its
+// last passes the first passes' parts, whole, which a shard run again
+// reads instead of running them again.
+func TestInterruptTwoSweeps(t *testing.T) {
+	dir := t.TempDir()
+	crop, err := formats.Open(filepath.Join("..", "testdata", "balloons_crop128"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := filepath.Join(t.TempDir(), "c.hdr")
+	if _, err := formats.Write(clean, crop.Crop(0, 0, 0, 128, 32, crop.Bands), msi.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	noisy := filepath.Join(dir, "n.hdr")
+	if err := runTDSC(context.Background(), io.Discard, "noise", "--input", clean, "--sigma", "10", "--stripes", "0.3", "--impulse", "0.2",
+		"--seed", "3", "--out", noisy); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{"n.hdr", "n.img"}
+	run := func(marker string, shard ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stderr := &cancelOn{marker: marker, cancel: cancel}
+		args := append([]string{"denoise", "--input", noisy, "--tile", "40", "--out", filepath.Join(dir, "out.hdr")}, shard...)
+		if err := runTDSC(ctx, stderr, args...); !errors.Is(err, context.Canceled) {
+			t.Fatalf("denoise %v interrupted at %q: got error %v, want context.Canceled (stderr: %s)", shard, marker, err, stderr.buf.String())
+		}
+		return stderr.buf.String()
+	}
+	for _, marker := range []string{"first passes: 0/", "last passes: 0/"} {
+		run(marker)
+		if names := dirNames(t, dir); !slices.Equal(names, inputs) {
+			t.Errorf("denoise interrupted at %q left %v beside its input", marker, names)
+		}
+	}
+	run("first passes: 0/", "--shard", "1/2")
+	if names := dirNames(t, dir); !slices.Equal(names, inputs) {
+		t.Errorf("denoise --shard 1/2 interrupted in its first passes left %v beside its input", names)
+	}
+	run("last passes: 0/", "--shard", "1/2")
+	parts := []string{".out.hdr.shard-first-pass-1-of-2", ".out.hdr.shard-first-pass-2-of-2", "n.hdr", "n.img"}
+	if names := dirNames(t, dir); !slices.Equal(names, parts) {
+		t.Errorf("denoise --shard 1/2 interrupted in its last passes left %v beside its input, want %v", names, parts)
+	}
+	if again := run("last passes: 0/", "--shard", "2/2"); strings.Contains(again, "the first passes of") {
+		t.Errorf("the shard run after the first passes' parts were written ran first passes again: %s", again)
 	}
 }
 

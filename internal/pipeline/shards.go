@@ -62,7 +62,7 @@ func (j *Job) shardSet(o *stripOutputs, sigma float64, width, bands int) shard.S
 }
 
 // runShard denoises the shard's share of the strips of o (contiguous,
-// shard.Spec's Share) with fn into its part beside the output, the lines
+// shard.Spec's Share) with denoiseOwn into its part beside the output, the lines
 // of the result and of the mask and the residual asked for, unless a part
 // of the same run is there already; processing gives the shard's
 // processing line once its strips are done. Then, if every shard's part
@@ -72,7 +72,7 @@ func (j *Job) shardSet(o *stripOutputs, sigma float64, width, bands int) shard.S
 // other shards. A part of another run there when every part is there is
 // an error that wraps a *shard.OtherRunError, which says how the settings
 // differ.
-func (j *Job) runShard(ctx context.Context, in tile.Reader, o *stripOutputs, fn tile.Func, processing func() string,
+func (j *Job) runShard(ctx context.Context, in tile.Reader, o *stripOutputs, denoiseOwn func(context.Context, *stripOutputs, []tile.Strip, shard.Set) error, processing func() string,
 	sigma float64, meta msi.Metadata, prepared denoise.Result, set *outputSet, out *Outcome, log report.Reporter) error {
 	height, width, bands := in.Size()
 	spec, strips := j.Strips.Shard, o.strips
@@ -92,7 +92,7 @@ func (j *Job) runShard(ctx context.Context, in tile.Reader, o *stripOutputs, fn 
 			return err
 		}
 		o.part = part
-		if err := j.denoiseStrips(ctx, in, o, strips[lo:hi], fn, log); err != nil {
+		if err := denoiseOwn(ctx, o, strips[lo:hi], parts); err != nil {
 			part.Abort()
 			return err
 		}

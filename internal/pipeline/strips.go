@@ -273,14 +273,23 @@ func (j *Job) runStrips(ctx context.Context, in msi.WindowReader, budget int64, 
 		}
 		return result, err
 	}
+	denoiseOwn := func(ctx context.Context, o *stripOutputs, own []tile.Strip, _ shard.Set) error {
+		return j.denoiseStrips(ctx, in, o, own, denoiseStrip, log)
+	}
+	if lastPass := sweptLastPass(plan, method); lastPass != nil {
+		sw := &sweeps{j: j, in: in, plan: plan, strips: strips, sigma: sigma, method: method, lastPass: lastPass, limit: limit, last: &last}
+		denoiseOwn = func(ctx context.Context, o *stripOutputs, own []tile.Strip, parts shard.Set) error {
+			return sw.run(ctx, o, own, parts, log)
+		}
+	}
 	processing := func() string { return j.describe(sigma, last) + plan.how }
 	if j.Strips.Shard.Count > 0 {
-		return j.runShard(ctx, in, w, denoiseStrip, processing, sigma, meta, prepared, set, out, log)
+		return j.runShard(ctx, in, w, denoiseOwn, processing, sigma, meta, prepared, set, out, log)
 	}
 	if err := j.createStripOutputs(ctx, w, height, width, bands, meta); err != nil {
 		return err
 	}
-	if err := j.denoiseStrips(ctx, in, w, strips, denoiseStrip, log); err != nil {
+	if err := denoiseOwn(ctx, w, strips, j.shardSet(w, sigma, width, bands)); err != nil {
 		w.abort()
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/stages/subspace"
+	"tdsc/internal/testenv/cubetest"
 	"tdsc/internal/tile"
 	"tdsc/internal/tile/tiletest"
 )
@@ -618,5 +619,65 @@ func TestRoundsInSpectra(t *testing.T) {
 	ownStrip.spectra = nil
 	if slices.Equal(denoised(strip, c), denoised(&ownStrip, c)) {
 		t.Error("the last pass on a strip does not work in the whole cube's spectra")
+	}
+}
+
+// TestLastPass: the method a repair's last pass in strips is prepared
+// from (LastPass of PrepareStrips on the first pass's lines), prepared on
+// the cube the first passes leave, learns what a whole run's last pass
+// learns in its blocks (PrepareRepair on the first pass's cube, then
+// PrepareStrips on that cube, as denoiseBlocks does): the same rank,
+// eigen-images, rounds' spectra and repair's statistics, and strip by
+// strip the same result within rounding (the statistics of the first
+// pass's lines are streamed in windows, the whole run's summed at once).
+// A Denoiser not prepared on a repair's lines has no LastPass.
+func TestLastPass(t *testing.T) {
+	_, noisy, z, filled := repairCase(t)
+	const h, sigma = repairSide, repairSigma
+	ctx := context.Background()
+	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
+	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
+	// The whole run's last pass in its blocks.
+	m, err := d.PrepareRepair(z, filled, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _, err := m.(*Denoiser).PrepareStrips(ctx, tiletest.Lines{Cube: noisy}, strips, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The strips' last pass, after the first passes.
+	first, _, err := denoise.PrepareStrips(ctx, d, repairedLines{tiletest.Lines{Cube: z}, filled}, strips, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, ok := first.(denoise.LastPasser)
+	if !ok || lp.LastPass() == nil {
+		t.Fatal("the strips of a repair have no last pass to prepare")
+	}
+	last, _, err := denoise.PrepareStrips(ctx, lp.LastPass(), tiletest.Lines{Cube: noisy}, strips, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, s := whole.(*Denoiser), last.(*Denoiser)
+	if s.Options.Rank != w.Options.Rank {
+		t.Errorf("the strips' last pass has rank %d, the whole run's %d", s.Options.Rank, w.Options.Rank)
+	}
+	if s.basis == nil || w.basis == nil || s.basis.K != w.basis.K || projectorDistance(s.basis, w.basis) > 1e-9 {
+		t.Fatalf("the strips' last pass's eigen-images %v, the whole run's %v", s.basis, w.basis)
+	}
+	if s.later == nil || s.later != first.(*Denoiser).later || w.later == nil {
+		t.Error("the strips' last pass does not fit its rounds' spectra on the repair's statistics of the first pass's lines")
+	}
+	if s.spectra == nil || w.spectra == nil || !mat.EqualApprox(s.spectra, w.spectra, 1e-9) {
+		t.Error("the strips' last pass works in other spectra than the whole run's")
+	}
+	got, _ := denoiseInStrips(t, s, noisy, strips, sigma)
+	want, _ := denoiseInStrips(t, w, noisy, strips, sigma)
+	if rms := cubetest.RMSE(got, want); rms > 1e-6 {
+		t.Errorf("the strips' last pass differs from the whole run's by %.3g RMS", rms)
+	}
+	if lp := w.LastPass(); lp != nil {
+		t.Errorf("the blocks of a whole run's last pass have a last pass to prepare: %v", lp)
 	}
 }
