@@ -335,8 +335,8 @@ type laterBases struct {
 	// moment is the second moment, about the whole cube's mean spectrum
 	// (mean), of its block means (blocks of them), each column of
 	// blocks' mean kept and the excess noise of the filled voxels taken
-	// off: a last pass on a strip fits the directions of its
-	// eigen-images on it and on its own block means (lastPassBasis).
+	// off: the blocks of a last pass fit their rounds' spectra on it and
+	// on their pilot (stripSpectra).
 	moment *mat.SymDense
 	mean   []float64
 	blocks int
@@ -344,7 +344,7 @@ type laterBases struct {
 
 // withStrip returns a strip's second moment about l.mean, of n blocks
 // (strip, changed), and the whole cube's (l.moment) together, each
-// weighted by its blocks (lastPassBasis, stripSpectra).
+// weighted by its blocks (stripSpectra).
 func (l *laterBases) withStrip(strip *mat.SymDense, n int) *mat.SymDense {
 	own, whole := float64(n), float64(l.blocks)
 	strip.ScaleSym(own/(own+whole), strip)
@@ -373,8 +373,8 @@ func (m *laterMoments) basis(mean []float64, sigma float64, least, force int) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	// The rounds' spectra and the last pass's directions keep the
-	// columns' means: they are signal too (roundSpectra, lastPassBasis).
+	// The rounds' spectra keep the columns' means: they are signal too
+	// (roundSpectra, stripSpectra).
 	moment := repairCovariance(m.blocks.SecondMoment(mean), m.inverse, m.blocks.N, sigma)
 	all, err := subspace.FitMoment(moment, mean, len(mean))
 	if err != nil {

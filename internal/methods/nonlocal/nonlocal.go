@@ -247,15 +247,14 @@ type Denoiser struct {
 	// whole cube, that the low-rank rounds of a repair's passes on
 	// eigen-images work in (roundSpectra, withinSpectra) on a strip or
 	// a block (a pass on a whole cube at once keeps bandPilot's own, and
-	// a last pass on a strip fits them on its pilot too, stripSpectra):
-	// PrepareRepair's and PrepareStrips' on denoise.RepairLines, kept by
-	// their Draft and their blocks.
+	// the blocks of a last pass fit them on their pilot too,
+	// stripSpectra): PrepareRepair's and PrepareStrips' on
+	// denoise.RepairLines, kept by their Draft and their blocks.
 	spectra *mat.Dense
-	// later, if not nil, are the whole cube's statistics that a repair's
-	// last pass on a strip fits the directions of its eigen-images on,
-	// with its strip's (lastPassBasis), and its low-rank rounds' spectra,
-	// with its pilot (stripSpectra): PrepareStrips' on
-	// denoise.RepairLines.
+	// later, if not nil, are the whole cube's statistics of the lines a
+	// repair's first pass denoises, which the blocks of its last pass fit
+	// their low-rank rounds' spectra on, with their pilot (stripSpectra):
+	// the repairLater of the Denoiser PrepareStrips was called on.
 	later *laterBases
 	// repairLater, if not nil, are PrepareRepair's statistics of the
 	// whole cube, which its last pass's blocks take as later for their
@@ -293,17 +292,13 @@ func (d *Denoiser) Denoise(ctx context.Context, noisy *msi.Cube, sigma float64) 
 	// is then their cube, and the bands come back at the end. A strip's
 	// Denoiser (PrepareStrips) projects on the basis fitted on the whole
 	// cube, on which its pilot's dictionary and rank were learned (nil:
-	// they were learned on the bands), but for a repair's last pass,
-	// which counts its eigen-images on its strip (lastPassBasis); a
-	// repair's first pass (Draft of PrepareRepair or PrepareStrips) on
-	// the basis its later passes choose.
+	// they were learned on the bands); a repair's first pass (Draft of
+	// PrepareRepair or PrepareStrips) on the basis its later passes
+	// choose.
 	bands := d.basis
 	if d.choosesBasis() {
 		var err error
 		if bands, err = eigenBasis(noisy, sigma, max(o.Rank, o.Pilot.Depth), d.eigenImages); err != nil {
-			return nil, denoise.Result{}, err
-		}
-		if bands, err = lastPassBasis(bands, noisy, d.later); err != nil {
 			return nil, denoise.Result{}, err
 		}
 	}
@@ -441,10 +436,10 @@ func regularise(y, x *msi.Cube, sigma float64) (*msi.Cube, float64) {
 // choosesBasis says whether Denoise chooses the basis of its eigen-images
 // on the cube it is given: a whole cube's run does (unless its basis was
 // chosen for it, as for a repair's first pass), and so does a repair's
-// last pass, in strips too (readied: PrepareRepair, PrepareStrips on
-// denoise.RepairLines, whose strips count their eigen-images on their
-// lines and take the directions from the whole cube: lastPassBasis); any
-// other strip of PrepareStrips projects on the whole cube's basis.
+// last pass (readied: PrepareRepair, PrepareStrips on
+// denoise.RepairLines, whose Denoiser run as a last pass on a strip
+// counts on the strip); any other strip of PrepareStrips projects on the
+// whole cube's basis.
 func (d *Denoiser) choosesBasis() bool {
 	return !d.chosen && (d.pilot == nil || d.readied)
 }
@@ -519,40 +514,4 @@ func (d *Denoiser) PrepareRepair(first *msi.Cube, filled []bool, sigma float64) 
 	c := *d
 	c.firstPasses, c.readied, c.spectra, c.repairLater = basis, true, later.spectra, later
 	return &c, nil
-}
-
-// lastPassBasis returns the basis of the eigen-images of a repair's last
-// pass on the strip y, given own, the basis y chooses (eigenBasis; nil:
-// the bands), and the whole cube's statistics later (nil: none, for a
-// whole cube's run): as many directions as own counts, fitted on the
-// second moment about the whole cube's mean spectrum of the block means
-// of y and of the whole cube's (later.moment), each weighted by its
-// blocks; own itself when either is nil. The strip's blocks then count
-// twice, as the first pass has them (in later) and as the last pass
-// does.
-//
-// Why: the directions fitted on a strip's own block means have the noise
-// of its fewer pixels, and the whole cube's those of the lines before
-// the first pass, with its fill's voxels left out and the stripes that
-// the last pass estimates again still in them. On the flightline-shaped
-// chart cube of 1024 lines and 224 bands with QRNN3D's case 5
-// (docs/results.md), strips of 128 lines whose last pass chose its own
-// eigen-images ended 0.47 dB below the whole run, and 0.015 dB below it
-// with the whole cube's directions and each strip's own count (16–26
-// where the whole run's last pass counts 32), so the directions matter
-// and the count little; but on cubes of 256 and 512 lines the whole
-// cube's directions alone lost up to 0.09 dB against the strip's own.
-// Both together, weighted by their blocks, end 0.004–0.03 dB below the
-// whole run on the chart cube and on 256×256 and 512×512 crops at 224
-// bands, above either alone on every cube measured but the chart cube
-// and Indian Pines (0.006 and 0.008 dB below the whole cube's
-// directions).
-func lastPassBasis(own *subspace.Basis, y *msi.Cube, later *laterBases) (*subspace.Basis, error) {
-	if own == nil || later == nil {
-		return own, nil
-	}
-	strip := subspace.NewMoments(later.mean)
-	strip.Add(blockMeans(y, eigenBlock))
-	moment := later.withStrip(strip.SecondMoment(later.mean), strip.N)
-	return subspace.FitMoment(moment, later.mean, own.K)
 }

@@ -307,11 +307,10 @@ func TestColumnCentred(t *testing.T) {
 // means keep the bands (TestStreamedRepairBasis's cube), PrepareStrips
 // returns a Denoiser whose Draft (the repair's first pass) works on the
 // repair's eigen-images, with the rank streamed from them, and records
-// them in strips; its last pass works on the eigen-images of
-// lastPassBasis, bit for bit, which differ from its strip's own and from
-// the whole cube's.
+// them in strips, and whose LastPass is the Denoiser as PrepareRepair
+// readies it, from the repair's statistics of the whole cube streamed.
 func TestPrepareStripsRepair(t *testing.T) {
-	_, noisy, z, filled := repairCase(t)
+	_, _, z, filled := repairCase(t)
 	const h, w, bands, sigma = repairSide, repairSide, repairBands, repairSigma
 	d := &Denoiser{Options: Options{Pilot: pilotForTests(), Wiener: 1, Rounds: 1, Group: 32}}
 	strips := tile.Plan(h, 32, d.StripGeometry(sigma))
@@ -329,92 +328,17 @@ func TestPrepareStripsRepair(t *testing.T) {
 	if later == nil || later.spectra == nil || prepared.spectra == nil || !mat.Equal(prepared.spectra, later.spectra) || draft.spectra != prepared.spectra {
 		t.Fatal("the passes do not work in the spectra of the repair's rounds streamed from the whole cube")
 	}
-	if l := prepared.later; l == nil || l.blocks != later.blocks || !mat.Equal(l.moment, later.moment) || !slices.Equal(l.mean, later.mean) {
-		t.Fatal("the last pass does not fit its directions on the whole cube's streamed statistics")
-	}
 	checkPreparedEigenImages(t, draft, lines, strips, sigma, want.K)
 	_, res := denoiseInStrips(t, draft, z, strips, sigma)
 	if !slices.Contains(res.Settings, denoise.Param{Name: "eigen-images", Value: strconv.Itoa(want.K)}) {
 		t.Errorf("the first pass's settings %v: want eigen-images=%d", res.Settings, want.K)
 	}
-	// The last pass, given a strip whose filled voxels hold a good
-	// estimate (here the cube before the impulses and stripes), works on
-	// as many directions as it counts on its strip, fitted on its own
-	// block means and the whole cube's (lastPassBasis), as a Denoiser
-	// given that basis does.
-	read := strips[1].Read
-	c := noisy.Crop(read.Start, 0, 0, read.End-read.Start, w, bands)
-	o := prepared.Options.Resolve(sigma)
-	own, err := eigenBasis(c, sigma, max(o.Rank, o.Pilot.Depth), 0)
-	if err != nil || own == nil {
-		t.Fatalf("the strip's own eigen-images %v, error %v; want eigen-images", own != nil, err)
+	last, ok := prepared.LastPass().(*Denoiser)
+	if !ok || !last.readied || last.chosen || last.pilot != nil || last.Options.Rank != 0 || last.firstPasses != draft.basis {
+		t.Fatalf("the last pass is prepared from %+v, want the Denoiser readied for the repair", last)
 	}
-	last, err := lastPassBasis(own, c, later)
-	if err != nil || last == nil || last.K != own.K {
-		t.Fatalf("the last pass's basis %v, error %v; want %d eigen-images", last, err, own.K)
-	}
-	// The oracle: the moment of the strip's block means about the whole
-	// cube's mean, summed block by block, and the whole cube's, weighted
-	// by their blocks; gonum's eigendecomposition.
-	means := blockMeans(c, eigenBlock)
-	n, all := means.Height*means.Width, float64(later.blocks)
-	moment := mat.NewSymDense(bands, nil)
-	for i := range bands {
-		for j := i; j < bands; j++ {
-			sum := 0.0
-			for p := range n {
-				sum += (means.Band(i)[p] - later.mean[i]) * (means.Band(j)[p] - later.mean[j])
-			}
-			moment.SetSym(i, j, (sum+all*later.moment.At(i, j))/(float64(n)+all))
-		}
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(moment, true) {
-		t.Fatal("the oracle's eigendecomposition did not converge")
-	}
-	vectors := mat.NewDense(bands, bands, nil)
-	eig.VectorsTo(vectors)
-	leading := make([]float64, 0, bands*own.K)
-	for b := range bands {
-		for i := range own.K {
-			leading = append(leading, vectors.At(b, bands-1-i))
-		}
-	}
-	oracle := &subspace.Basis{Bands: bands, K: own.K, E: leading}
-	whole, err := subspace.FitMoment(later.moment, later.mean, own.K)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if projectorDistance(oracle, own) < 1e-3 || projectorDistance(oracle, whole) < 1e-3 {
-		t.Fatalf("the oracle's basis is %.2g from the strip's own and %.2g from the whole cube's: the test cannot tell them apart", projectorDistance(oracle, own), projectorDistance(oracle, whole))
-	}
-	if d := projectorDistance(last, oracle); d > 1e-6 || !slices.Equal(last.Mean, later.mean) {
-		t.Fatalf("the last pass's basis is %.2g from the oracle's (mean the whole cube's: %v)", d, slices.Equal(last.Mean, later.mean))
-	}
-	got, _, err := prepared.Denoise(context.Background(), c, sigma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The reference is given the basis and keeps the whole cube's
-	// statistics, which its rounds' spectra are fitted on too
-	// (stripSpectra).
-	given := *prepared
-	given.basis, given.firstPasses, given.readied, given.chosen = last, nil, false, true
-	ref, _, err := given.Denoise(context.Background(), c, sigma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Data, ref.Data) {
-		t.Errorf("the last pass on a strip is not the run on lastPassBasis's %d eigen-images", own.K)
-	}
-	// Without them its rounds work in the whole cube's spectra alone.
-	given.later = nil
-	alone, _, err := given.Denoise(context.Background(), c, sigma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Equal(got.Data, alone.Data) {
-		t.Error("the last pass's rounds on a strip work in the whole cube's spectra alone, not with its pilot's (stripSpectra)")
+	if l := last.repairLater; l == nil || l.blocks != later.blocks || !mat.Equal(l.moment, later.moment) || !slices.Equal(l.mean, later.mean) || last.spectra != l.spectra {
+		t.Fatal("the last pass does not keep the repair's statistics of the whole cube streamed")
 	}
 }
 
@@ -666,7 +590,7 @@ func TestLastPass(t *testing.T) {
 	if s.basis == nil || w.basis == nil || s.basis.K != w.basis.K || projectorDistance(s.basis, w.basis) > 1e-9 {
 		t.Fatalf("the strips' last pass's eigen-images %v, the whole run's %v", s.basis, w.basis)
 	}
-	if s.later == nil || s.later != first.(*Denoiser).later || w.later == nil {
+	if s.later == nil || s.later != lp.LastPass().(*Denoiser).repairLater || w.later == nil {
 		t.Error("the strips' last pass does not fit its rounds' spectra on the repair's statistics of the first pass's lines")
 	}
 	if s.spectra == nil || w.spectra == nil || !mat.EqualApprox(s.spectra, w.spectra, 1e-9) {

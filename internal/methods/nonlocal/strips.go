@@ -83,23 +83,15 @@ func (d *Denoiser) StripGeometry(sigma float64) tile.Geometry {
 // eigen-images; in strips of 64 lines both passes on the later passes'
 // 26 cost 1.1 times that whole run's CPU and ended 0.9 dB above it, where
 // the first pass on the bands cost 2.1 times and ended 0.5 dB above it
-// (docs/results.md). The last pass counts its eigen-images on its strip
-// (choosesBasis), as a whole run's last pass counts on its cube: the
-// filled voxels then hold the first pass's estimate, which no statistic
-// streamed before the first pass has. On the same crop with Gaussian
-// noise of σ 10–70 under case 5, a whole run's last pass on
-// laterMoments' directions lost 0.36 dB against its own (0.31 with its
-// own count, 0.20–0.31 on the other statistics of the first pass's lines
-// tried), and in strips the last pass on its strip's own gained 0.2–0.3
-// dB at the same CPU (docs/results.md); but a strip's own directions have
-// the noise of its fewer pixels, so they are fitted on its block means
-// and the whole cube's statistics together (lastPassBasis). The strips'
-// last passes then differ in their eigen-images, as the stages after the
-// pilot differ in their subspaces. The low-rank rounds of every pass of a
-// repair on eigen-images work in spectra fitted on the whole cube
-// (roundSpectra, from the block means the first pass's basis is chosen
-// from): bandPilot's fit on a strip has the noise of its fewer pixels
-// (docs/results.md).
+// (docs/results.md). The last pass is not prepared here: the Denoiser
+// keeps the method it is prepared from (LastPass), on the cube the strips'
+// first passes leave, as a whole run's last pass counts its rank and
+// eigen-images on its cube: the filled voxels then hold the first pass's
+// estimate, which no statistic streamed before the first pass has. The
+// low-rank rounds of every pass of a repair on eigen-images work in
+// spectra fitted on the whole cube (roundSpectra, from the block means
+// the first pass's basis is chosen from): bandPilot's fit on a strip has
+// the noise of its fewer pixels (docs/results.md).
 // The Wiener and low-rank stages group the patches of a strip and its
 // halo, and fit their subspaces on the strip: in strips of blockLines
 // lines the result is Denoise's on the whole cube bit for bit (a whole
@@ -147,11 +139,9 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	prepared := &Denoiser{Options: d.Options, Report: report.StagesOnly(d.Report), pilot: stripPilot, basis: basis,
 		signalDirections: d.signalDirections, counted: d.counted, spectra: spectra}
 	if repairing {
-		// The passes before the last work on basis (Draft); the last
-		// counts its eigen-images on its strip (choosesBasis,
-		// lastPassBasis), or is prepared on the whole cube the first
-		// passes leave (LastPass).
-		prepared.basis, prepared.firstPasses, prepared.readied, prepared.later = nil, basis, true, later
+		// The passes before the last work on basis (Draft); the last is
+		// prepared on the whole cube the first passes leave (LastPass).
+		prepared.basis, prepared.firstPasses, prepared.readied = nil, basis, true
 		prepared.lastPass = d.repairOf(basis, later)
 	} else if d.readied {
 		// A repair's last pass in blocks (denoiseBlocks): its rounds'
@@ -199,7 +189,7 @@ func (d *Denoiser) repairOf(basis *subspace.Basis, later *laterBases) *Denoiser 
 // the first pass, which no statistic of the lines before it has. Strips
 // whose last pass shared the rank streamed before the first pass (and
 // counted their eigen-images on their own lines and the first pass's
-// statistics, lastPassBasis) ended 0.12–0.33 dB below the whole run on
+// statistics) ended 0.12–0.33 dB below the whole run on
 // three crops of 224 bands with QRNN3D's case 5, whose whole runs' last
 // passes count ranks of 7 and 8 where their first passes count 6–15; the
 // whole run's last-pass rank alone closed those gaps to 0.03 dB
