@@ -45,6 +45,15 @@
 // delay can make every shard miss the last part: then no output appears
 // and rerunning any shard assembles it.
 //
+// A run whose strips are swept twice (the second sweep reading what the
+// first left of every strip, halos and all) keeps the first sweep's lines
+// as the parts of a Set of a Stage, ".OUT.shard-STAGE-I-of-N", which
+// every shard reads back as one cube (Parts.Lines). Such a shard cannot
+// start its second sweep before every part of the stage is there: it
+// writes its own, then any other that no process is writing
+// (ClaimPart, a claim like the assembly's on ".OUT.shard-STAGE-I-of-N.writing"),
+// then waits for the rest. The stage's parts stay until Clean.
+//
 // Conventions: shards count from 1, as Slurm's array ids of --array=1-N;
 // lines from 0, ranges half-open.
 package shard

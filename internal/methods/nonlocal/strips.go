@@ -121,9 +121,9 @@ func (d *Denoiser) PrepareStrips(ctx context.Context, r tile.Reader, strips []ti
 	_, repairing := r.(denoise.RepairLines)
 	switch {
 	case repairing && basis != nil:
-		log.Logf("the repair's first pass works on %d eigen-images of the %d bands, fitted on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass counts its eigen-images on each strip", basis.K, b)
+		log.Logf("the repair's first pass works on %d eigen-images of the %d bands, fitted on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off)", basis.K, b)
 	case repairing && mayUseEigenImages(h, w, b, max(o.Rank, o.Pilot.Depth), d.eigenImages):
-		log.Logf("the repair's first pass works on the %d bands, chosen on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off); its last pass counts its eigen-images on each strip", b)
+		log.Logf("the repair's first pass works on the %d bands, chosen on the whole cube (on the voxels it does not fill, each column of blocks' mean taken off)", b)
 	case basis != nil:
 		log.Logf("eigen-images: %d of the %d bands, fitted on the whole cube", basis.K, b)
 	}
