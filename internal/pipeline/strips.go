@@ -518,11 +518,7 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 		return c, nil, nil
 	}
 	raw := c
-	var pixels *sparsenoise.Report
-	if s.stab != nil {
-		c, pixels = s.stab.forward(raw)
-	}
-	det := s.detect(c, pixels)
+	c, det := s.detectStrip(raw)
 	var mask []uint8
 	if det != nil {
 		mask = det.Mask
@@ -554,6 +550,13 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 	if err != nil {
 		return nil, nil, err
 	}
+	return s.inInput(raw, out), mask, nil
+}
+
+// inInput returns out, the path's estimate of the strip raw (as read),
+// in the input's units (the stabilisation inverted, when the path
+// stabilises), with raw's missing voxels written back as missing.
+func (s *stripNoise) inInput(raw, out *msi.Cube) *msi.Cube {
 	if s.stab != nil {
 		out = s.stab.Inverse(nil, out)
 	}
@@ -562,7 +565,7 @@ func (s *stripNoise) denoise(ctx context.Context, method denoise.Method, c *msi.
 			out.Data[i] = math.NaN()
 		}
 	}
-	return out, mask, nil
+	return out
 }
 
 // lines returns the lines of in as the strips' method sees them, for

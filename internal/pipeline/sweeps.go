@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"time"
@@ -337,15 +336,7 @@ func (s *stripNoise) lastPass(ctx context.Context, method denoise.Method, opts r
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.stab != nil {
-		out = s.stab.Inverse(nil, out)
-	}
-	for i, v := range raw.Data {
-		if math.IsNaN(v) {
-			out.Data[i] = math.NaN()
-		}
-	}
-	return out, det.Mask, nil
+	return s.inInput(raw, out), det.Mask, nil
 }
 
 // detectStrip returns the strip raw as the path has it (stabilised, when

@@ -121,18 +121,7 @@ var ErrAllMasked = errors.New("repair: every pixel is missing, an impulse or dea
 // every pixel is masked, an error when every band's σ is 0, and the
 // denoiser's error, if any.
 func Remove(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoise Method, o Options) (*Result, error) {
-	passes := o.Passes
-	if passes == 0 {
-		passes = DefaultPasses
-	}
-	if err := check(noisy, det, passes); err != nil {
-		return nil, err
-	}
-	z, mask, offsets, err := prepare(noisy, det, o)
-	if err != nil {
-		return nil, err
-	}
-	p, x, err := firstPasses(ctx, noisy, det.Sigma, &Pending{Next: z, Mask: mask, Offsets: offsets}, denoise, o, passes)
+	p, x, err := firstPasses(ctx, noisy, det, denoise, o)
 	if err != nil {
 		return nil, err
 	}
@@ -167,22 +156,19 @@ type Pending struct {
 // leave, as a run on the whole cube learns it from its own, and then
 // every strip's last pass.
 func FirstPasses(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoise Method, o Options) (*Pending, error) {
-	passes := o.Passes
-	if passes == 0 {
-		passes = DefaultPasses
-	}
-	if passes > 1 && o.Draft == nil {
+	if o.passes() > 1 && o.Draft == nil {
 		return nil, errors.New("repair: the first passes alone need a draft method")
 	}
-	if err := check(noisy, det, passes); err != nil {
-		return nil, err
-	}
-	z, mask, offsets, err := prepare(noisy, det, o)
-	if err != nil {
-		return nil, err
-	}
-	p, _, err := firstPasses(ctx, noisy, det.Sigma, &Pending{Next: z, Mask: mask, Offsets: offsets}, denoise, o, passes)
+	p, _, err := firstPasses(ctx, noisy, det, denoise, o)
 	return p, err
+}
+
+// passes returns the number of passes o asks for.
+func (o Options) passes() int {
+	if o.Passes == 0 {
+		return DefaultPasses
+	}
+	return o.Passes
 }
 
 // LastPass returns the estimate of the last pass of Remove from the cube
@@ -195,13 +181,20 @@ func LastPass(ctx context.Context, next *msi.Cube, sigmas []float64, denoise Met
 	return bandwhiten.Denoise(ctx, denoise, next, sigmas, bandwhiten.Options{Pivots: o.Pivots})
 }
 
-// firstPasses runs the passes before the last of passes from p, the cube
-// as prepared, and returns what they leave; x is not nil when a pass
-// that was not a draft left the cube as it was: its estimate x is then
-// final (another pass would return it again).
-func firstPasses(ctx context.Context, noisy *msi.Cube, sigmas []float64, p *Pending, denoise Method, o Options, passes int) (*Pending, *msi.Cube, error) {
-	z, offsets := p.Next, p.Offsets
-	for range passes - 1 {
+// firstPasses checks Remove's arguments, prepares the cube and runs the
+// passes before the last, and returns what they leave; x is not nil when
+// a pass that was not a draft left the cube as it was: its estimate x is
+// then final (another pass would return it again).
+func firstPasses(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, denoise Method, o Options) (*Pending, *msi.Cube, error) {
+	if err := check(noisy, det, o.passes()); err != nil {
+		return nil, nil, err
+	}
+	z, mask, offsets, err := prepare(noisy, det, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	sigmas := det.Sigma
+	for range o.passes() - 1 {
 		method := denoise
 		if o.Draft != nil {
 			method = o.Draft
@@ -211,10 +204,10 @@ func firstPasses(ctx context.Context, noisy *msi.Cube, sigmas []float64, p *Pend
 			return nil, nil, err
 		}
 		if !o.KeepStripes && !o.NoReestimate {
-			offsets = reestimateStripes(noisy, x, p.Mask, sigmas, offsets)
+			offsets = reestimateStripes(noisy, x, mask, sigmas, offsets)
 		}
 		next := SubtractStripes(noisy, offsets)
-		for i, m := range p.Mask {
+		for i, m := range mask {
 			if m != 0 {
 				next.Data[i] = x.Data[i]
 			}
@@ -223,13 +216,13 @@ func firstPasses(ctx context.Context, noisy *msi.Cube, sigmas []float64, p *Pend
 			// Nothing to repair: another pass would return x again, so
 			// only the last is left to run, if this was a draft.
 			if o.Draft == nil {
-				return &Pending{Next: z, Mask: p.Mask, Offsets: offsets}, x, nil
+				return &Pending{Next: z, Mask: mask, Offsets: offsets}, x, nil
 			}
 			break
 		}
 		z = next
 	}
-	return &Pending{Next: z, Mask: p.Mask, Offsets: offsets}, nil, nil
+	return &Pending{Next: z, Mask: mask, Offsets: offsets}, nil, nil
 }
 
 // check returns Remove's error for its arguments, if any.
