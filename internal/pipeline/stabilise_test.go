@@ -14,6 +14,7 @@ import (
 	"tdsc/internal/formats"
 	"tdsc/internal/msi"
 	"tdsc/internal/noise"
+	"tdsc/internal/report"
 	"tdsc/internal/stages/noiselevel"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
@@ -384,5 +385,37 @@ func TestStabilisedSigmaWithoutImpulses(t *testing.T) {
 		if s := out.Found.Sigma[band]; math.Abs(s/scale-1) > 0.2 {
 			t.Errorf("--tile %d: σ of band %d on the stabilised cube %.2f, the transform's %.2f", lines, band+1, s, scale)
 		}
+	}
+}
+
+// TestWholeFitAsStrips: a whole run fits the noise-level functions as its
+// strips do (streamedLevels), on a cube large enough that the fit keeps
+// every 2nd of its windows: the whole run's transform is the one the
+// strips' model pass gives, which the fit of every window of the whole
+// cube (noiselevel.Estimate) does not give.
+func TestWholeFitAsStrips(t *testing.T) {
+	const h, w, bands = 376, 376, 64 // 94·94 windows, 126 fits of a band: over 2²⁰
+	noisy, _, err := noise.Simulate(nil, scene(h, w, bands), noise.Spec{PoissonGaussian: []noise.Level{{A: 2, B: 16}}, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := noiselevel.NewStream(h, w, bands).Stride(); s < 2 {
+		t.Fatalf("the stream keeps every window (stride %d): the test cannot tell it from Estimate", s)
+	}
+	j := job("", t.TempDir(), nil)
+	whole, err := j.stabiliser(noisy, nil, report.Discard)
+	if err != nil || whole == nil {
+		t.Fatalf("the whole run does not stabilise (%v)", err)
+	}
+	var out Outcome
+	if _, err := j.stripNoise(context.Background(), tiletest.Lines{Cube: noisy}, msi.Storage{}, &out, report.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if out.Stabilised == nil || !reflect.DeepEqual(out.Stabilised, whole.Transform) {
+		t.Errorf("the whole run's transform %+v, the strips' %+v", whole.Transform, out.Stabilised)
+	}
+	own := noiselevel.Estimate(noisy, noiselevel.Options{})
+	if reflect.DeepEqual(own.Functions, streamedLevels(noisy, nil).Report().Functions) {
+		t.Error("the fit of every window gives the stream's functions too: the test cannot tell the two apart")
 	}
 }
