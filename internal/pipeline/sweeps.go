@@ -30,8 +30,9 @@ import (
 // the rank), as a whole run learns it from its own cube after its first
 // pass; then every strip's last pass reads its lines, halo and all, from
 // the parts. Strips of a whole run's blocks (128 lines) then run the
-// whole run's last pass, bit for bit when their first passes leave the
-// whole run's cube.
+// whole run's last pass on the cube their first passes leave, to
+// rounding (the whole run sums the first pass's statistics at once, the
+// strips in windows).
 //
 // Why: the last pass's rank and eigen-images are those of the cube after
 // the first pass, which no statistic streamed before it has; strips whose

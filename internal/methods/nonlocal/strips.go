@@ -181,9 +181,10 @@ func (d *Denoiser) repairOf(basis *subspace.Basis, later *laterBases) *Denoiser 
 // leave, as a whole run's last pass, in its blocks, prepares it on its
 // cube (denoiseBlocks): the Denoiser that PrepareStrips was called on,
 // readied as PrepareRepair readies it (denoise.LastPasser). Its strips of
-// blockLines lines then give the whole run's last pass bit for bit on the
-// same cube. It returns nil for a Denoiser not returned by PrepareStrips
-// on denoise.RepairLines.
+// blockLines lines then give the whole run's last pass on the same cube,
+// to rounding: the statistics of the first pass's lines are streamed in
+// windows here, summed at once there (TestLastPass). It returns nil for a
+// Denoiser not returned by PrepareStrips on denoise.RepairLines.
 //
 // Why: the last pass's rank and eigen-images are those of the cube after
 // the first pass, which no statistic of the lines before it has. Strips

@@ -172,13 +172,18 @@ func (o Options) passes() int {
 }
 
 // LastPass returns the estimate of the last pass of Remove from the cube
-// next it denoises (Pending.Next): denoise run on it whitened by the
-// bands' σ sigmas, or unwhitened at their median with o.NoWhiten.
+// next it denoises (Pending.Next), as every pass runs (runPass).
 func LastPass(ctx context.Context, next *msi.Cube, sigmas []float64, denoise Method, o Options) (*msi.Cube, error) {
+	return runPass(ctx, next, sigmas, denoise, o)
+}
+
+// runPass returns a pass's estimate of z: method run on z whitened by the
+// bands' σ sigmas, or unwhitened at their median with o.NoWhiten.
+func runPass(ctx context.Context, z *msi.Cube, sigmas []float64, method Method, o Options) (*msi.Cube, error) {
 	if o.NoWhiten {
-		return denoise(ctx, next, bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian))
+		return method(ctx, z, bandwhiten.Reference(sigmas, bandwhiten.ReferenceMedian))
 	}
-	return bandwhiten.Denoise(ctx, denoise, next, sigmas, bandwhiten.Options{Pivots: o.Pivots})
+	return bandwhiten.Denoise(ctx, method, z, sigmas, bandwhiten.Options{Pivots: o.Pivots})
 }
 
 // firstPasses checks Remove's arguments, prepares the cube and runs the
@@ -199,7 +204,7 @@ func firstPasses(ctx context.Context, noisy *msi.Cube, det *sparsenoise.Report, 
 		if o.Draft != nil {
 			method = o.Draft
 		}
-		x, err := LastPass(ctx, z, sigmas, method, o)
+		x, err := runPass(ctx, z, sigmas, method, o)
 		if err != nil {
 			return nil, nil, err
 		}
