@@ -219,19 +219,19 @@ func (r *Runner) runCell(ctx context.Context, c Cell, clean *msi.Cube) (*Result,
 		}
 		return nil, fmt.Errorf("denoise: %v", err)
 	}
-	if !r.KeepOutputs {
-		defer func() {
-			removeCube(out)
-			if stderr.forward { // after the child's "wrote" line, the truth
-				report.OrDiscard(r.Report).Logf("  %s: removed %s (--keep-outputs keeps the denoised cubes)", c.ID(), out)
-			}
-		}()
-	}
 	x, err := formats.Open(out)
-	if err != nil {
-		return nil, err
+	var rep *metrics.Report
+	if err == nil {
+		rep, err = metrics.Evaluate(ctx, clean, x)
 	}
-	rep, err := metrics.Evaluate(ctx, clean, x)
+	if !r.KeepOutputs {
+		// Removed before the result is written, so that a run killed in
+		// between leaves a cell to do again, not a done cell's cube.
+		removeCube(out)
+		if stderr.forward { // after the child's "wrote" line, the truth
+			report.OrDiscard(r.Report).Logf("  %s: removed %s (--keep-outputs keeps the denoised cubes)", c.ID(), out)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
