@@ -80,7 +80,7 @@ func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 // scripts/poisson.sh, whose streams keep every window, kept their bytes
 // (docs/results.md).
 func streamedLevels(c *msi.Cube, mask []uint8) *noiselevel.Stream {
-	window := min(c.Height, max(minModelWindowLines, modelWindowVoxels/(c.Width*c.Bands)))
+	window := modelWindowLines(c.Height, c.Width, c.Bands)
 	stream := noiselevel.NewStream(c.Height, c.Width, c.Bands)
 	for y0 := 0; y0 < c.Height; y0 += window {
 		n := min(window, c.Height-y0)

@@ -338,6 +338,12 @@ const (
 	minModelWindowLines = 16
 )
 
+// modelWindowLines returns the lines of a window of the noise model's
+// passes over a height×width×bands cube (modelWindowVoxels).
+func modelWindowLines(height, width, bands int) int {
+	return min(height, max(minModelWindowLines, modelWindowVoxels/(width*bands)))
+}
+
 // stripNoise returns how the strips of in are denoised, and sets out's
 // Path, Sigma, BandSigmas and Found: with the sparse noise looked for
 // (j.Noise.Sparse), by the path the noise model of the whole cube
@@ -360,7 +366,7 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 		return &stripNoise{path: out.Path, sigma: sigma}, nil
 	}
 	height, width, bands := in.Size()
-	window := min(height, max(minModelWindowLines, modelWindowVoxels/(width*bands)))
+	window := modelWindowLines(height, width, bands)
 	log.Logf("fitting the noise model of the whole cube in windows of %d lines", window)
 	// The noise-level functions and the band means of the Poisson-Gaussian
 	// model are fitted in the same pass, with every window's sparse noise
@@ -713,7 +719,7 @@ func (s *stripNoise) fitPivots(ctx context.Context, in tile.Reader, log report.R
 		return nil
 	}
 	height, width, bands := in.Size()
-	window := min(height, max(minModelWindowLines, modelWindowVoxels/(width*bands)))
+	window := modelWindowLines(height, width, bands)
 	sums := make([]float64, bands)
 	pixels := 0
 	log.Start("band means", "lines", int64(height))

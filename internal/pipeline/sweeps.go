@@ -260,7 +260,7 @@ func (s *sweeps) prepareLastPass(ctx context.Context, next tile.Reader, log repo
 // (the sum bandwhiten takes of a cube in memory).
 func bandMeans(ctx context.Context, r tile.Reader, log report.Reporter) ([]float64, error) {
 	height, width, bands := r.Size()
-	window := min(height, max(minModelWindowLines, modelWindowVoxels/(width*bands)))
+	window := modelWindowLines(height, width, bands)
 	sums := make([]float64, bands)
 	log.Start("band means of the first passes", "lines", int64(height))
 	defer log.Finish()
