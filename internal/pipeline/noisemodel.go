@@ -45,8 +45,9 @@ func ParseMode(flag, s string, allowOn bool) (Mode, error) {
 // for and treats (see package sparsenoise): the zero value looks for
 // everything.
 type NoiseModel struct {
-	// Sparse: Auto runs sparsenoise.Detect on the whole cube and removes
-	// what it finds (package repair); Off assumes Gaussian noise alone.
+	// Sparse: Auto fits the noise model of the whole cube (sparsenoise.Fit,
+	// then DetectWith) and removes the sparse noise it finds (package
+	// repair); Off assumes Gaussian noise alone.
 	Sparse Mode
 	// Stripes, Impulses and Dead switch off one kind of sparse noise
 	// (Off): it is neither counted as found nor removed.

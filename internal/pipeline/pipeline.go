@@ -10,18 +10,19 @@
 //  1. Strips. A cube in a format read in windows of lines is denoised in
 //     strips when asked (Strips.Lines) or when its whole-cube run would not
 //     fit the memory budget (the method's BytesPerVoxel per voxel plus
-//     FixedMemory). In strips the noise below is judged by one model of
-//     the whole cube, fitted over windows of lines (sparsenoise.Fit), and
-//     every strip's local sparse noise found with it (strips.go), and
-//     the bands' noise-level functions fitted in the same pass
-//     (noiselevel.Stream): signal-dependent noise is stabilised strip by
+//     FixedMemory). Signal-dependent noise is then stabilised strip by
 //     strip with the whole cube's transform (stabilise_strips.go).
 //  2. What the noise is (NoiseModel). Missing voxels (no data: NaN in the
 //     cube, and the voxels a --mask file marks) are data of no kind: they
 //     are left out of every statistic, filled before denoising (package
-//     repair) and written back as they were. By default sparsenoise.Detect
-//     looks for stripes, dead columns and lines and impulses, and for a σ
-//     per band that they do not inflate, and its Summary is logged. Then:
+//     repair) and written back as they were. By default one noise model
+//     of the whole cube is fitted over windows of lines, whole or in
+//     strips (sparsenoise.Fit): the stripes, dead columns and a σ per
+//     band that the sparse noise does not inflate, with the bands'
+//     noise-level functions in the same pass (noiselevel.Stream); the
+//     local sparse noise (impulses, dead lines) is found with it in the
+//     whole cube or in each strip (sparsenoise.DetectWith), and its
+//     Summary is logged. Then:
 //     sparse noise found (impulse or dead bands, or stripes of at least
 //     StripeSignificance·σ) is removed around the method by package repair,
 //     the bands whitened by their σ; otherwise bands whose σ differ by more
@@ -73,9 +74,11 @@ import (
 	"tdsc/internal/report"
 	"tdsc/internal/shard"
 	"tdsc/internal/stages/bandwhiten"
+	"tdsc/internal/stages/noiselevel"
 	"tdsc/internal/stages/repair"
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/stages/vst"
+	"tdsc/internal/tile"
 )
 
 // Job is one denoising run.
@@ -370,7 +373,10 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	if err := j.checkShape(noisy.Height, noisy.Width, noisy.Bands, missing > 0); err != nil {
 		return err
 	}
-	det, took := j.detect(noisy, missing, out, nil)
+	det, levels, took, err := j.detect(ctx, noisy, missing, out, log)
+	if err != nil {
+		return err
+	}
 	if j.Sigma == 0 && j.Known == 0 {
 		if why := belowDetection(noisy, det); why != "" {
 			// Sparse noise is judged against the Gaussian noise's σ: with
@@ -382,7 +388,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 	sayFound(noisy.Stored.Scale, out.Found, "", took, log)
 	// Signal-dependent noise is denoised on its stabilised cube (work),
 	// by the path the noise found there chooses, and the result inverted.
-	stab, err := j.stabiliser(noisy, det, log)
+	stab, err := j.stabiliser(noisy, det, levels, log)
 	if err != nil {
 		return err
 	}
@@ -400,7 +406,7 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		}
 		work = stab.Forward(nil, work)
 		log.Logf("variance stabilised band by band (generalised Anscombe transform with the %s a and b): the noise σ is %.4g on the stabilised cube", stab.source, stab.Scale)
-		// Its σ and stripes are measured without the input's impulses
+		// Its σ and stripes are fitted without the input's impulses
 		// and dead pixels. Its own test for impulses misses some of
 		// them: the input's stripe offsets, subtracted before the
 		// transform, move a stuck value by a column's offset, and it is
@@ -410,7 +416,9 @@ func (j *Job) runWhole(ctx context.Context, set *outputSet, out *Outcome, log re
 		// the 6 400 impulses of a band of density 0.7 in every window of
 		// 36 lines, and put its σ at 30.4 where the transform leaves 10.4
 		// (docs/results.md).
-		det, took = j.detectWithout(work, missing, out, det)
+		if det, took, err = j.detectStabilised(ctx, work, missing, det, out, log); err != nil {
+			return err
+		}
 		sayFound(work.Stored.Scale, out.Found, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)
 		if err := stab.checkFit(work, det); err != nil {
 			return fmt.Errorf("%s: %w", j.Input, err)
@@ -546,60 +554,77 @@ func (j *Job) checkSizeEarly() error {
 	return nil
 }
 
-// detect runs the sparse-noise detector on c, as the job's noise model
-// asks: nil when it does not run and c has no missing voxel, the missing
-// voxels alone when it does not run. It sets out's Found and adds to its
-// Detect time, and returns the detector's time.
-//
-// c is the input, or with input (what the detector found in the input,
-// or nil) its stabilised cube. There the σ and the stripes are the
-// detector's on c, where the noise has one σ, and the impulses and dead
-// pixels the input's: they replace the data, so they are found where
-// they are the values they were set to, and the transform, steep at the
-// dark end of a band, would make outliers of dark pixels' noise.
-func (j *Job) detect(c *msi.Cube, missing int, out *Outcome, input *sparsenoise.Report) (*sparsenoise.Report, time.Duration) {
-	var det *sparsenoise.Report
-	var took time.Duration
+// detect finds the noise of the input c as the job's noise model asks,
+// and returns it, the noise-level functions and band means streamed with
+// it (nil unless the sparse noise is looked for and the model is not
+// SignalGaussian) and the time it took. With the sparse noise looked
+// for, the noise model of the whole cube is fitted as a run in strips
+// fits it (noiseModel: in windows of lines), and the local sparse noise
+// (impulses, dead lines, missing voxels) found in c with it
+// (sparsenoise.DetectWith), as every strip finds its own: one model of
+// the cube's noise, whole or in strips. Without, the report is nil when
+// c has no missing voxel, else the missing voxels alone. It sets out's
+// Found and adds to its Detect time.
+func (j *Job) detect(ctx context.Context, c *msi.Cube, missing int, out *Outcome, log report.Reporter) (*sparsenoise.Report, *noiselevel.Stream, time.Duration, error) {
 	switch {
 	case j.Noise.Sparse != Off:
-		t := time.Now()
-		det = j.Noise.withParts(sparsenoise.Detect(c))
-		took = time.Since(t)
-		out.Detect += took
-		if input != nil {
-			det = withPixelsOf(det, input)
+		model, stream, _, took, err := j.noiseModel(ctx, tile.Lines{Cube: c}, log)
+		if err != nil {
+			return nil, nil, 0, err
 		}
+		t := time.Now()
+		det := j.Noise.withParts(sparsenoise.DetectWith(c, model))
+		took += time.Since(t)
+		out.Detect += took
 		out.Found = det
+		return det, stream, took, nil
 	case missing > 0:
-		det = sparsenoise.MissingOnly(c)
+		return sparsenoise.MissingOnly(c), nil, 0, nil
 	}
-	return det, took
+	return nil, nil, 0, nil
 }
 
-// detectWithout is detect on c with the impulse and dead pixels of input
-// (a report of the same cube in other units, or nil) missing: they are
-// set to NaN in c for the detector, and set back after it, which holds
-// their values instead of a copy of c (withoutSparse's, in strips).
-func (j *Job) detectWithout(c *msi.Cube, missing int, out *Outcome, input *sparsenoise.Report) (*sparsenoise.Report, time.Duration) {
-	var mask []uint8
-	if input != nil {
-		mask = sparseMask(input)
+// detectStabilised finds the noise of work, the stabilised cube of an
+// input whose noise input is (detect's report), as a run in strips finds
+// it (stabilisedStrips): its σ and stripes fitted in windows of lines
+// with the input's impulse and dead pixels missing (stabilisedModel),
+// its impulses, dead pixels and missing voxels the input's, since they
+// replace the data and are found where they are the values they were set
+// to, and the transform, steep at the dark end of a band, would make
+// outliers of dark pixels' noise. The pixels are set to NaN in work for
+// the fit and set back after it, which holds their values instead of a
+// copy of work (withoutSparse's, in strips). It sets out's Found and adds
+// to its Detect time; without the sparse noise looked for, work's
+// missing voxels alone (nil when it has none).
+func (j *Job) detectStabilised(ctx context.Context, work *msi.Cube, missing int, input *sparsenoise.Report, out *Outcome, log report.Reporter) (*sparsenoise.Report, time.Duration, error) {
+	if j.Noise.Sparse == Off {
+		if missing > 0 {
+			return sparsenoise.MissingOnly(work), 0, nil
+		}
+		return nil, 0, nil
 	}
+	mask := sparseMask(input)
 	var held []float64
 	for i, m := range mask {
 		if m != 0 {
-			held = append(held, c.Data[i])
-			c.Data[i] = math.NaN()
+			held = append(held, work.Data[i])
+			work.Data[i] = math.NaN()
 		}
 	}
-	det, took := j.detect(c, missing, out, input)
+	window := modelWindowLines(work.Height, work.Width, work.Bands)
+	model, took, err := j.stabilisedModel(ctx, tile.Lines{Cube: work}, window, input, log)
 	k := 0
 	for i, m := range mask {
 		if m != 0 {
-			c.Data[i], k = held[k], k+1
+			work.Data[i], k = held[k], k+1
 		}
 	}
-	return det, took
+	if err != nil {
+		return nil, 0, err
+	}
+	out.Detect += took
+	out.Found = model
+	return model, took, nil
 }
 
 // sayFound says on log, after prefix, what the detector found in a cube
@@ -617,19 +642,14 @@ func sayFound(scale float64, found *sparsenoise.Report, prefix string, took time
 	}
 }
 
-// withPixelsOf returns r with the impulses, the dead columns and lines
-// and the missing voxels of from, a report of the same cube in other
-// units, in place of its own: r may be the report of the cube with
-// from's impulses and dead pixels missing (detectWithout, withoutSparse).
-// r and from are not changed.
-func withPixelsOf(r, from *sparsenoise.Report) *sparsenoise.Report {
-	const pixels = sparsenoise.Impulse | sparsenoise.Dead | sparsenoise.Missing
-	out := *r
-	out.Mask = make([]uint8, len(r.Mask))
-	for i, v := range r.Mask {
-		out.Mask[i] = v&^pixels | from.Mask[i]&pixels
-	}
-	out.Impulses, out.DeadColumns, out.DeadLines, out.Missing = from.Impulses, from.DeadColumns, from.DeadLines, from.Missing
+// withNoiseOf returns pixels, the report of a cube's impulses, dead
+// pixels and missing voxels (the input's, for its stabilised cube), with
+// the σ of every band and the stripe offsets of model (the stabilised
+// cube's model) in place of its own. Its Mask is pixels'; neither report
+// is changed.
+func withNoiseOf(pixels, model *sparsenoise.Report) *sparsenoise.Report {
+	out := *pixels
+	out.Sigma, out.StripeOffsets = slices.Clone(model.Sigma), model.StripeOffsets
 	return &out
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -773,5 +774,47 @@ func TestStripLinesAsTheMethodSeesThem(t *testing.T) {
 	}
 	if marked == 0 {
 		t.Error("no voxel filled in lines with impulses")
+	}
+}
+
+// TestWholeModelAsStrips: a whole run judges its noise by the model its
+// strips fit (noiseModel, in windows of lines): the same σ of every band,
+// stripe offsets and dead columns, on a cube with stripes, impulses and a
+// dead column; only the local sparse noise is found in the whole cube.
+func TestWholeModelAsStrips(t *testing.T) {
+	noisy := noise.Add(nil, scene(72, 240, 6), 10, 3)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for y := range noisy.Height {
+		for x := range noisy.Width {
+			if x%7 == 0 {
+				noisy.Set(y, x, 1, noisy.At(y, x, 1)+40)
+			}
+			if rng.Float64() < 0.2 {
+				noisy.Set(y, x, 3, float64(255*rng.IntN(2)))
+			}
+		}
+		noisy.Set(y, 100, 4, 0)
+	}
+	j := job("", t.TempDir(), nil)
+	var whole, strips Outcome
+	det, _, _, err := j.detect(context.Background(), noisy, 0, &whole, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.stripNoise(context.Background(), tiletest.Lines{Cube: noisy}, msi.Storage{}, &strips, report.Discard); err != nil {
+		t.Fatal(err)
+	}
+	model := strips.Found
+	if det.StripeOffsets[1] == nil || det.Impulses[3] == 0 || !slices.Equal(det.DeadColumns[4], []int{100}) {
+		t.Fatalf("the whole run finds stripes %v, impulses %v, dead columns %v: not the noise the test set", det.StripedBands(), det.Impulses, det.DeadColumns)
+	}
+	if !reflect.DeepEqual(det.Sigma, model.Sigma) {
+		t.Errorf("σ: whole run %.6g, strips %.6g", det.Sigma, model.Sigma)
+	}
+	if !reflect.DeepEqual(det.StripeOffsets, model.StripeOffsets) || !reflect.DeepEqual(det.DeadColumns, model.DeadColumns) {
+		t.Errorf("the whole run's stripes or dead columns are not the strips' model's")
+	}
+	if !slices.Equal(det.Impulses, model.Impulses) {
+		t.Errorf("impulses: whole run %v, strips %v", det.Impulses, model.Impulses)
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"tdsc/internal/stages/sparsenoise"
 	"tdsc/internal/stages/subspace"
 	"tdsc/internal/stages/vst"
+	"tdsc/internal/tile"
 )
 
 // FitRatio bounds how far the noise σ of a stabilised cube may be from
@@ -38,15 +40,20 @@ type stabiliser struct {
 // stabiliser decides whether the job stabilises the variance of noisy,
 // and returns the transform (nil for the Gaussian model): with the known
 // levels of NoiseModel.Params, else with the noise-level functions
-// fitted as a run in strips fits them (streamedLevels), when the model
-// is Poisson-Gaussian or when it is automatic and the fit finds the noise
-// signal-dependent. det is the sparse-noise detector's report on noisy
-// (nil when it did not run): the fit leaves out the impulses and dead
-// pixels it found. A given σ keeps the Gaussian model, said on log when
-// the noise looks signal-dependent.
-func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Reporter) (*stabiliser, error) {
+// fitted, when the model is Poisson-Gaussian or when it is automatic and
+// the fit finds the noise signal-dependent. stream is the noise-level
+// functions and band means streamed in the noise model's pass (detect);
+// when it is nil (the sparse noise was not looked for) they are
+// streamed here over the same windows of lines (streamedLevels), with
+// the impulses and dead pixels of det (nil: none) left out. A given σ
+// keeps the Gaussian model, said on log when the noise looks
+// signal-dependent.
+func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, stream *noiselevel.Stream, log report.Reporter) (*stabiliser, error) {
 	if j.Noise.Signal == SignalGaussian {
 		return nil, nil
+	}
+	if stream != nil {
+		return j.streamedStabiliser(noisy.Bands, stream, log)
 	}
 	means := func() []float64 { return vst.Means(withoutSparse(noisy, det)) }
 	return j.chooseStabiliser(noisy.Bands, means, func() *noiselevel.Report {
@@ -62,11 +69,20 @@ func (j *Job) stabiliser(noisy *msi.Cube, det *sparsenoise.Report, log report.Re
 	}, log)
 }
 
+// streamedStabiliser is chooseStabiliser with the band means and the
+// noise-level functions that stream holds (noiseModel).
+func (j *Job) streamedStabiliser(bands int, stream *noiselevel.Stream, log report.Reporter) (*stabiliser, error) {
+	return j.chooseStabiliser(bands, stream.Means, func() *noiselevel.Report {
+		r := stream.Report()
+		log.Logf("%s (fitted over the noise model's windows%s)", r.Summary(), strideNote(stream.Stride()))
+		return r
+	}, log)
+}
+
 // streamedLevels returns the noise-level functions of the cube c, in
-// memory, fitted as a run in strips fits them: a noiselevel.Stream given
-// the noise model's windows of lines (stripNoise), the voxels of mask
-// (nil: none) left out, so that a whole run and its strips stabilise
-// with one model of the cube's noise.
+// memory, fitted as the noise model's pass fits them (noiseModel): a
+// noiselevel.Stream given the noise model's windows of lines, the voxels
+// of mask (nil: none) left out.
 //
 // Why not noiselevel.Estimate on the whole cube: the stream keeps a
 // subsample of a large cube's windows and finds stuck values window by
@@ -91,6 +107,22 @@ func streamedLevels(c *msi.Cube, mask []uint8) *noiselevel.Stream {
 		stream.Add(c.Crop(y0, 0, 0, n, c.Width, c.Bands), lines)
 	}
 	return stream
+}
+
+// stabilisedModel returns the noise model of a stabilised cube, whose
+// lines (with the impulse and dead pixels of the input missing) lines
+// gives, as every run fits it, whole or in strips: its σ and stripes
+// fitted in windows of window lines (sparsenoise.FitCubeWide), its
+// impulses, dead columns and lines, missing voxels and Mask those of
+// input, the input's model (withNoiseOf). It returns the fit's time.
+func (j *Job) stabilisedModel(ctx context.Context, lines tile.Reader, window int, input *sparsenoise.Report, log report.Reporter) (*sparsenoise.Report, time.Duration, error) {
+	fitted, took, err := j.fitModel(ctx, lines, "noise model of the stabilised cube", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
+		return sparsenoise.FitCubeWide(ctx, r, window, progress)
+	}, log)
+	if err != nil {
+		return nil, 0, err
+	}
+	return withNoiseOf(input, fitted), took, nil
 }
 
 // chooseStabiliser is stabiliser's decision for a cube of the given

@@ -121,21 +121,17 @@ func (j *Job) stabilisedStrips(ctx context.Context, in tile.Reader, stored msi.S
 	// The stabilised cube's σ and stripes, measured without the input's
 	// impulses and dead pixels; those and the missing voxels are the
 	// input's.
-	fitted, took, err := j.fitModel(ctx, sceneLines(lines), "noise model of the stabilised cube", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
-		return sparsenoise.FitCubeWide(ctx, r, window, progress)
-	}, log)
+	model, took, err := j.stabilisedModel(ctx, sceneLines(lines), window, input, log)
 	if err != nil {
 		return nil, err
 	}
 	out.Detect += took
-	model := *fitted
-	model.Impulses, model.DeadColumns, model.DeadLines, model.Missing = input.Impulses, input.DeadColumns, input.DeadLines, input.Missing
-	out.Found = &model
-	sayFound(stored.Scale, &model, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)
-	if err := stab.checkFit(nil, &model); err != nil {
+	out.Found = model
+	sayFound(stored.Scale, model, "on the stabilised cube (impulses and dead pixels as found in the input): ", took, log)
+	if err := stab.checkFit(nil, model); err != nil {
 		return nil, fmt.Errorf("%s: %w", j.Input, err)
 	}
-	s, err := j.stripPath(lines, &model, stored, out, log)
+	s, err := j.stripPath(lines, model, stored, out, log)
 	if err != nil {
 		return nil, err
 	}

@@ -88,22 +88,31 @@ func TestStabilisedPath(t *testing.T) {
 	}
 }
 
-// Impulses and dead pixels of the stabilised cube are the input's.
-func TestWithPixelsOf(t *testing.T) {
+// Impulses and dead pixels of the stabilised cube are the input's, its σ
+// and stripes its model's.
+func TestWithNoiseOf(t *testing.T) {
 	c := scene(20, 20, 3)
-	stab := sparsenoise.MissingOnly(c)
+	model := sparsenoise.MissingOnly(c)
 	input := sparsenoise.MissingOnly(c)
-	stab.Mask[3], stab.Impulses[0] = sparsenoise.Impulse, 1
+	model.Mask[3], model.Impulses[0] = sparsenoise.Impulse, 1
+	model.Sigma = []float64{1, 2, 3}
+	model.StripeOffsets[2] = make([]float64, 20)
 	input.Mask[5], input.Mask[400] = sparsenoise.Impulse, sparsenoise.Dead
 	input.Impulses[0], input.DeadColumns[1] = 1, []int{0}
-	stab.Mask[7] = sparsenoise.Missing
 	input.Mask[7] = sparsenoise.Missing
-	got := withPixelsOf(stab, input)
+	inputSigma := slices.Clone(input.Sigma)
+	got := withNoiseOf(input, model)
 	if got.Mask[3] != 0 || got.Mask[5] != sparsenoise.Impulse || got.Mask[400] != sparsenoise.Dead || got.Mask[7] != sparsenoise.Missing {
 		t.Errorf("mask %v %v %v %v", got.Mask[3], got.Mask[5], got.Mask[400], got.Mask[7])
 	}
-	if !slices.Equal(got.DeadColumns[1], []int{0}) || stab.Mask[3] != sparsenoise.Impulse || !slices.Equal(got.Sigma, stab.Sigma) {
-		t.Error("dead columns not the input's, or the report changed")
+	if !slices.Equal(got.DeadColumns[1], []int{0}) || !slices.Equal(got.Impulses, input.Impulses) {
+		t.Error("dead columns or impulses not the input's")
+	}
+	if !slices.Equal(got.Sigma, model.Sigma) || got.StripeOffsets[2] == nil || got.StripeOffsets[1] != nil {
+		t.Errorf("σ %v and stripes not the model's", got.Sigma)
+	}
+	if got.Sigma[0] = -1; model.Sigma[0] != 1 || !slices.Equal(input.Sigma, inputSigma) || input.StripeOffsets[2] != nil {
+		t.Error("a report changed")
 	}
 }
 
@@ -389,7 +398,8 @@ func TestStabilisedSigmaWithoutImpulses(t *testing.T) {
 }
 
 // TestWholeFitAsStrips: a whole run fits the noise-level functions as its
-// strips do (streamedLevels), on a cube large enough that the fit keeps
+// strips do (in the noise model's pass, and streamedLevels without the
+// sparse noise looked for), on a cube large enough that the fit keeps
 // every 2nd of its windows: the whole run's transform is the one the
 // strips' model pass gives, which the fit of every window of the whole
 // cube (noiselevel.Estimate) does not give.
@@ -403,16 +413,25 @@ func TestWholeFitAsStrips(t *testing.T) {
 		t.Fatalf("the stream keeps every window (stride %d): the test cannot tell it from Estimate", s)
 	}
 	j := job("", t.TempDir(), nil)
-	whole, err := j.stabiliser(noisy, nil, report.Discard)
+	var out Outcome
+	det, levels, _, err := j.detect(context.Background(), noisy, 0, &out, report.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := j.stabiliser(noisy, det, levels, report.Discard)
 	if err != nil || whole == nil {
 		t.Fatalf("the whole run does not stabilise (%v)", err)
 	}
-	var out Outcome
 	if _, err := j.stripNoise(context.Background(), tiletest.Lines{Cube: noisy}, msi.Storage{}, &out, report.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if out.Stabilised == nil || !reflect.DeepEqual(out.Stabilised, whole.Transform) {
 		t.Errorf("the whole run's transform %+v, the strips' %+v", whole.Transform, out.Stabilised)
+	}
+	j.Noise.Sparse = Off
+	unsought, err := j.stabiliser(noisy, nil, nil, report.Discard)
+	if err != nil || unsought == nil || !reflect.DeepEqual(unsought.Transform, whole.Transform) {
+		t.Errorf("without the sparse noise looked for, the whole run's transform %+v, with it %+v (%v)", unsought, whole.Transform, err)
 	}
 	own := noiselevel.Estimate(noisy, noiselevel.Options{})
 	if reflect.DeepEqual(own.Functions, streamedLevels(noisy, nil).Report().Functions) {

@@ -347,11 +347,10 @@ func modelWindowLines(height, width, bands int) int {
 // stripNoise returns how the strips of in are denoised, and sets out's
 // Path, Sigma, BandSigmas and Found: with the sparse noise looked for
 // (j.Noise.Sparse), by the path the noise model of the whole cube
-// (sparsenoise.Fit) chooses, as the whole-cube run chooses it from
-// sparsenoise.Detect, and unless the model is SignalGaussian with the
-// bands' noise-level functions fitted in the same pass
-// (noiselevel.Stream) and the noise stabilised when the whole run would
-// stabilise it (chooseStabiliser, stabilisedStrips); without, with one σ
+// (noiseModel) chooses, as the whole-cube run chooses it from the same
+// model, and unless the model is SignalGaussian with the noise
+// stabilised when the whole run would stabilise it (streamedStabiliser,
+// stabilisedStrips); without, with one σ
 // (stripSigma). stored is how the cube is stored, for σ in its units.
 func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage, out *Outcome, log report.Reporter) (*stripNoise, error) {
 	if j.Noise.Sparse == Off {
@@ -366,20 +365,7 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 		return &stripNoise{path: out.Path, sigma: sigma}, nil
 	}
 	height, width, bands := in.Size()
-	window := modelWindowLines(height, width, bands)
-	log.Logf("fitting the noise model of the whole cube in windows of %d lines", window)
-	// The noise-level functions and the band means of the Poisson-Gaussian
-	// model are fitted in the same pass, with every window's sparse noise
-	// left out.
-	var stream *noiselevel.Stream
-	var local func(*msi.Cube, *sparsenoise.Report)
-	if j.Noise.Signal != SignalGaussian {
-		stream = noiselevel.NewStream(height, width, bands)
-		local = func(c *msi.Cube, found *sparsenoise.Report) { stream.Add(c, sparseMask(j.Noise.withParts(found))) }
-	}
-	model, took, err := j.fitModel(ctx, in, "noise model", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
-		return sparsenoise.Fit(ctx, r, window, progress, local)
-	}, log)
+	model, stream, window, took, err := j.noiseModel(ctx, in, log)
 	if err != nil {
 		return nil, err
 	}
@@ -397,12 +383,7 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 	out.Found = model
 	sayFound(stored.Scale, model, "", took, log)
 	if stream != nil {
-		fit := func() *noiselevel.Report {
-			r := stream.Report()
-			log.Logf("%s (fitted over the noise model's windows%s)", r.Summary(), strideNote(stream.Stride()))
-			return r
-		}
-		stab, err := j.chooseStabiliser(bands, stream.Means, fit, log)
+		stab, err := j.streamedStabiliser(bands, stream, log)
 		if err != nil {
 			return nil, err
 		}
@@ -411,6 +392,32 @@ func (j *Job) stripNoise(ctx context.Context, in tile.Reader, stored msi.Storage
 		}
 	}
 	return j.stripPath(in, model, stored, out, log)
+}
+
+// noiseModel fits the noise model of the whole cube of in as every run
+// that looks for sparse noise fits it, whole or in strips: in windows of
+// lines (sparsenoise.Fit, windows of modelWindowLines, which it returns)
+// and, unless the model is SignalGaussian, with the bands' noise-level
+// functions and band means streamed in its second pass (the stream; nil
+// for SignalGaussian), every window's sparse noise left out. It returns
+// the time the fit took.
+func (j *Job) noiseModel(ctx context.Context, in tile.Reader, log report.Reporter) (*sparsenoise.Report, *noiselevel.Stream, int, time.Duration, error) {
+	height, width, bands := in.Size()
+	window := modelWindowLines(height, width, bands)
+	log.Logf("fitting the noise model of the whole cube in windows of %d lines", window)
+	var stream *noiselevel.Stream
+	var local func(*msi.Cube, *sparsenoise.Report)
+	if j.Noise.Signal != SignalGaussian {
+		stream = noiselevel.NewStream(height, width, bands)
+		local = func(c *msi.Cube, found *sparsenoise.Report) { stream.Add(c, sparseMask(j.Noise.withParts(found))) }
+	}
+	model, took, err := j.fitModel(ctx, in, "noise model", func(ctx context.Context, r tile.Reader, progress func(lines, pass int)) (*sparsenoise.Report, error) {
+		return sparsenoise.Fit(ctx, r, window, progress, local)
+	}, log)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return model, stream, window, took, nil
 }
 
 // fitModel fits the noise model of the cube of in with fit
@@ -500,18 +507,19 @@ type stripNoise struct {
 }
 
 // detect returns what the model and the strip c say of c's sparse noise
-// (sparsenoise.DetectWith, with the parts switched off removed), with the
-// impulses and dead pixels of pixels when it is not nil (withPixelsOf:
-// those the input shows, for a stabilised strip), or nil without a model.
+// (sparsenoise.DetectWith, with the parts switched off removed), or nil
+// without a model. For a stabilised strip, pixels is what the input's
+// model finds in its lines, and the report is that with the model's σ and
+// stripes (withNoiseOf): its impulses, dead pixels and missing voxels are
+// the input's, and nothing is looked for in c.
 func (s *stripNoise) detect(c *msi.Cube, pixels *sparsenoise.Report) *sparsenoise.Report {
-	if s.model == nil {
+	switch {
+	case s.model == nil:
 		return nil
+	case pixels != nil:
+		return withNoiseOf(pixels, s.model)
 	}
-	det := s.parts.withParts(sparsenoise.DetectWith(c, s.model))
-	if pixels != nil {
-		det = withPixelsOf(det, pixels)
-	}
-	return det
+	return s.parts.withParts(sparsenoise.DetectWith(c, s.model))
 }
 
 // denoise denoises the strip c by the path with method (the job's, or
