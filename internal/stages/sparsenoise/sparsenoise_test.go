@@ -577,3 +577,31 @@ func BenchmarkOutlierResiduals(b *testing.B) {
 		})
 	}
 }
+
+// TestMedianOfSix checks the network against Median: every input of
+// zeros and ones (a network that sorts those sorts all, Knuth's 0-1
+// principle) and random values with ties.
+func TestMedianOfSix(t *testing.T) {
+	check := func(v [6]float64) {
+		t.Helper()
+		want := Median(slices.Clone(v[:]))
+		if got := medianOfSix(v[0], v[1], v[2], v[3], v[4], v[5]); got != want {
+			t.Fatalf("medianOfSix%v = %g, Median %g", v, got, want)
+		}
+	}
+	for bits := range 1 << 6 {
+		var v [6]float64
+		for i := range v {
+			v[i] = float64(bits >> i & 1)
+		}
+		check(v)
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	for range 10000 {
+		var v [6]float64
+		for i := range v {
+			v[i] = float64(rng.IntN(5)) + rng.NormFloat64()*float64(rng.IntN(2))
+		}
+		check(v)
+	}
+}
