@@ -289,7 +289,7 @@ func sparseMask(det *sparsenoise.Report) []uint8 {
 }
 
 // checkFit returns an error when the noise σ of the stabilised cube work
-// (the median of the detector's band σ in det, else noise.EstimateMedian's)
+// (the median of the model's band σ in det, else noise.EstimateMedian's)
 // is more than FitRatio times from the Scale the model gives it.
 func (s *stabiliser) checkFit(work *msi.Cube, det *sparsenoise.Report) error {
 	var sigma float64

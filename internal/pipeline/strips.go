@@ -444,7 +444,7 @@ func (j *Job) fitModel(ctx context.Context, in tile.Reader, what string, fit fun
 
 // stripPath returns how the strips of in, whose noise model is model, are
 // denoised: the path the model chooses and what it needs, as the whole
-// run chooses it from the detector's report; it sets out's Path, Sigma
+// run chooses it from its report of the same model; it sets out's Path, Sigma
 // and BandSigmas.
 func (j *Job) stripPath(in tile.Reader, model *sparsenoise.Report, stored msi.Storage, out *Outcome, log report.Reporter) (*stripNoise, error) {
 	height, width, bands := in.Size()
