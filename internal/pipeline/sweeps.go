@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -119,7 +120,7 @@ func (s *sweeps) run(ctx context.Context, w *stripOutputs, own []tile.Strip, par
 		return err
 	}
 	defer next.Close()
-	method, opts, err := s.prepareLastPass(ctx, next, log)
+	method, opts, err := s.prepareLastPass(ctx, noDataAsZeros{next}, log)
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func (s *sweeps) run(ctx context.Context, w *stripOutputs, own []tile.Strip, par
 		if err != nil {
 			return err
 		}
-		result, mask, err := s.plan.lastPass(ctx, method, opts, raw, lines, s.last)
+		result, mask, err := s.plan.lastPass(ctx, method, opts, raw, lines, w.saveMask, s.last)
 		if err != nil {
 			return err
 		}
@@ -286,6 +287,25 @@ func bandMeans(ctx context.Context, r tile.Reader, log report.Reporter) ([]float
 	return sums, nil
 }
 
+// noDataAsZeros reads the lines of the first passes' cube with those of
+// the strips that had nothing to estimate them from (NaN, firstPasses)
+// as zeros, as the last passes of the strips beside them have them.
+type noDataAsZeros struct{ tile.Reader }
+
+// ReadLines returns the lines y0 .. y0+n−1, NaN as 0.
+func (r noDataAsZeros) ReadLines(y0, n int) (*msi.Cube, error) {
+	c, err := r.Reader.ReadLines(y0, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range c.Data {
+		if math.IsNaN(v) {
+			c.Data[i] = 0
+		}
+	}
+	return c, nil
+}
+
 // whitenedLines reads the lines of the first passes' cube as the last
 // pass denoises them: whitened by the bands' σ around the repair's
 // pivots, unless the repair does not whiten.
@@ -307,13 +327,20 @@ func (r whitenedLines) ReadLines(y0, n int) (*msi.Cube, error) {
 
 // firstPasses runs the first passes of the repair of the strip raw (as
 // read) with the draft of method, and returns the cube they leave for
-// the last pass (repair.Pending's Next): zeros for a strip with nothing
-// to estimate it from, whose last pass writes it back (lastPass).
+// the last pass (repair.Pending's Next): NaN for a strip with nothing to
+// estimate it from, whose last pass writes it back (lastPass). The cube
+// they leave has no NaN otherwise (its masked voxels, the missing ones
+// among them, are the first passes' estimate), so that the last pass
+// knows such a strip from its lines.
 func (s *stripNoise) firstPasses(ctx context.Context, method denoise.Method, raw *msi.Cube) (*msi.Cube, error) {
 	c, det := s.detectStrip(raw)
 	p, err := repair.FirstPasses(ctx, c, withSigmas(det, s.sigmas), runner(method, nil), s.opts)
 	if errors.Is(err, repair.ErrAllMasked) {
-		return msi.NewCube(c.Height, c.Width, c.Bands), nil
+		none := msi.NewCube(c.Height, c.Width, c.Bands)
+		for i := range none.Data {
+			none.Data[i] = math.NaN()
+		}
+		return none, nil
 	}
 	if err != nil {
 		return nil, err
@@ -324,20 +351,39 @@ func (s *stripNoise) firstPasses(ctx context.Context, method denoise.Method, raw
 // lastPass returns the result of the last pass of the repair of the
 // strip raw (as read) from next, the lines of the first passes' cube,
 // with method and opts (prepareLastPass), in the input's units with
-// raw's missing voxels written back as missing, and the strip's mask, as
-// denoise returns them, and keeps the method's Result in res. A strip
-// whose every pixel is masked is written back as read, as denoise writes
-// it.
-func (s *stripNoise) lastPass(ctx context.Context, method denoise.Method, opts repair.Options, raw, next *msi.Cube, res *denoise.Result) (*msi.Cube, []uint8, error) {
-	_, det := s.detectStrip(raw)
-	if !slices.Contains(det.Mask, 0) {
-		return raw, det.Mask, nil
+// raw's missing voxels written back as missing, and keeps the method's
+// Result in res. A strip whose every pixel is masked is written back as
+// read, as denoise writes it; its lines in next (NaN, firstPasses) are
+// zeros to the last pass of the strips beside it. With needMask it also
+// returns the strip's mask, as denoise does (nil without).
+//
+// The sparse noise is looked for in raw again only for the mask, or when
+// next holds a NaN, to tell whether this strip is one whose every pixel
+// is masked: the first sweep has found it already, and the last pass
+// needs only next. On the 256×256 crops at 224 bands with QRNN3D's case
+// 5 that search was a few hundredths of a run in strips
+// (docs/results.md).
+func (s *stripNoise) lastPass(ctx context.Context, method denoise.Method, opts repair.Options, raw, next *msi.Cube, needMask bool, res *denoise.Result) (*msi.Cube, []uint8, error) {
+	var mask []uint8
+	if needMask || slices.ContainsFunc(next.Data, math.IsNaN) {
+		_, det := s.detectStrip(raw)
+		if !slices.Contains(det.Mask, 0) {
+			return raw, det.Mask, nil
+		}
+		if needMask {
+			mask = det.Mask
+		}
+		for i, v := range next.Data {
+			if math.IsNaN(v) {
+				next.Data[i] = 0
+			}
+		}
 	}
 	out, err := repair.LastPass(ctx, next, s.sigmas, runner(method, res), opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.inInput(raw, out), det.Mask, nil
+	return s.inInput(raw, out), mask, nil
 }
 
 // detectStrip returns the strip raw as the path has it (stabilised, when
