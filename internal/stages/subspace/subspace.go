@@ -241,18 +241,33 @@ func (bs *Basis) Project(y *msi.Cube) *msi.Cube {
 		panic(fmt.Sprintf("subspace: Project: cube has %d bands, basis %d", y.Bands, bs.Bands))
 	}
 	z := msi.NewCube(y.Height, y.Width, bs.K)
-	// Every eigen-image is its own sum over the bands, on its own core.
-	parallel.Each(bs.K, func(i int) {
-		zi := z.Band(i)
+	n := y.Height * y.Width
+	// Blocks of pixels, each on its own core, whose K eigen-images stay in
+	// the core's cache while every band adds to them, in the bands'
+	// order: the sums of one eigen-image at a time, as this did at first,
+	// are the same, but read all of y once per eigen-image, and strips
+	// project every window of lines of several passes (a twelfth of the
+	// CPU of a 256×256×224 cube in strips; BenchmarkProject).
+	parallel.Each((n+projectBlock-1)/projectBlock, func(k int) {
+		p0, p1 := k*projectBlock, min(n, (k+1)*projectBlock)
 		for b := range bs.Bands {
-			e, mu := bs.E[b*bs.K+i], bs.Mean[b]
-			for p, v := range y.Band(b) {
-				zi[p] += (v - mu) * e
+			yb, mu := y.Band(b)[p0:p1], bs.Mean[b]
+			for i, e := range bs.E[b*bs.K : (b+1)*bs.K] {
+				zi := z.Band(i)[p0:p1]
+				for p, v := range yb {
+					zi[p] += (v - mu) * e
+				}
 			}
 		}
 	})
 	return z
 }
+
+// projectBlock is the pixels of a block of Project: its eigen-images, 16
+// KiB each, stay in a core's cache (for a basis of tens of them, its L2:
+// blocks of 256, 512 and 2048 pixels took 0.78, 0.66 and 0.59 of the
+// time of one eigen-image at a time in BenchmarkProject).
+const projectBlock = 2048
 
 // Reconstruct returns ZEᵀ + μ, a cube of Bands bands, from eigen-images z.
 // It panics if z does not have K bands.
@@ -261,15 +276,19 @@ func (bs *Basis) Reconstruct(z *msi.Cube) *msi.Cube {
 		panic(fmt.Sprintf("subspace: Reconstruct: cube has %d bands, basis dimension %d", z.Bands, bs.K))
 	}
 	y := msi.NewCube(z.Height, z.Width, bs.Bands)
-	parallel.Each(bs.Bands, func(b int) {
-		yb := y.Band(b)
-		for p := range yb {
-			yb[p] = bs.Mean[b]
-		}
-		for i := range bs.K {
-			e := bs.E[b*bs.K+i]
-			for p, v := range z.Band(i) {
-				yb[p] += v * e
+	n := z.Height * z.Width
+	// In Project's blocks of pixels, for the same reason: z is read once.
+	parallel.Each((n+projectBlock-1)/projectBlock, func(k int) {
+		p0, p1 := k*projectBlock, min(n, (k+1)*projectBlock)
+		for b := range bs.Bands {
+			yb := y.Band(b)[p0:p1]
+			for p := range yb {
+				yb[p] = bs.Mean[b]
+			}
+			for i, e := range bs.E[b*bs.K : (b+1)*bs.K] {
+				for p, v := range z.Band(i)[p0:p1] {
+					yb[p] += v * e
+				}
 			}
 		}
 	})

@@ -124,6 +124,60 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// TestProjectSums checks Project and Reconstruct bit for bit against
+// each value's sum in the order of the bands (the eigen-images), on a
+// cube of more pixels than a block of theirs, not a multiple of it.
+func TestProjectSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := lowRankCube(rng, 97, 59, 12, 5)
+	bs, err := Fit(c, nil, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := bs.Project(c)
+	for y := range c.Height {
+		for x := range c.Width {
+			for q := range bs.K {
+				want := 0.0
+				for b := range c.Bands {
+					want += (c.At(y, x, b) - bs.Mean[b]) * bs.E[b*bs.K+q]
+				}
+				if got := z.At(y, x, q); got != want {
+					t.Fatalf("Z(%d,%d,%d) = %v, want %v", y, x, q, got, want)
+				}
+			}
+		}
+	}
+	back := bs.Reconstruct(z)
+	for y := range c.Height {
+		for x := range c.Width {
+			for b := range c.Bands {
+				want := bs.Mean[b]
+				for q := range bs.K {
+					want += z.At(y, x, q) * bs.E[b*bs.K+q]
+				}
+				if got := back.At(y, x, b); got != want {
+					t.Fatalf("reconstruction (%d,%d,%d) = %v, want %v", y, x, b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkProject projects a window of 146 lines of a 256-sample,
+// 224-band cube on 22 eigen-images, as strips of such a cube do.
+func BenchmarkProject(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := lowRankCube(rng, 146, 256, 224, 22)
+	bs, err := Fit(c, nil, 22)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		bs.Project(c)
+	}
+}
+
 // TestProjectReconstruct checks Z = (Y − μ)E element by element, and that
 // with k = B the round trip returns the cube.
 func TestProjectReconstruct(t *testing.T) {
