@@ -584,8 +584,8 @@ func (j *Job) detect(ctx context.Context, c *msi.Cube, missing int, out *Outcome
 	return nil, nil, 0, nil
 }
 
-// detectStabilised finds the noise of work, the stabilised cube of an
-// input whose noise input is (detect's report), as a run in strips finds
+// detectStabilised finds the noise of work, the stabilised cube of the
+// input whose noise detect reported as input, as a run in strips finds
 // it (stabilisedStrips): its σ and stripes fitted in windows of lines
 // with the input's impulse and dead pixels missing (stabilisedModel),
 // its impulses, dead pixels and missing voxels the input's, since they

@@ -298,12 +298,19 @@ func (r noDataAsZeros) ReadLines(y0, n int) (*msi.Cube, error) {
 	if err != nil {
 		return nil, err
 	}
+	nanAsZero(c)
+	return c, nil
+}
+
+// nanAsZero sets every NaN of c to 0 and says whether it found one.
+func nanAsZero(c *msi.Cube) bool {
+	found := false
 	for i, v := range c.Data {
 		if math.IsNaN(v) {
-			c.Data[i] = 0
+			c.Data[i], found = 0, true
 		}
 	}
-	return c, nil
+	return found
 }
 
 // whitenedLines reads the lines of the first passes' cube as the last
@@ -365,18 +372,13 @@ func (s *stripNoise) firstPasses(ctx context.Context, method denoise.Method, raw
 // (docs/results.md).
 func (s *stripNoise) lastPass(ctx context.Context, method denoise.Method, opts repair.Options, raw, next *msi.Cube, needMask bool, res *denoise.Result) (*msi.Cube, []uint8, error) {
 	var mask []uint8
-	if needMask || slices.ContainsFunc(next.Data, math.IsNaN) {
+	if hadNaN := nanAsZero(next); needMask || hadNaN {
 		_, det := s.detectStrip(raw)
 		if !slices.Contains(det.Mask, 0) {
 			return raw, det.Mask, nil
 		}
 		if needMask {
 			mask = det.Mask
-		}
-		for i, v := range next.Data {
-			if math.IsNaN(v) {
-				next.Data[i] = 0
-			}
 		}
 	}
 	out, err := repair.LastPass(ctx, next, s.sigmas, runner(method, res), opts)
